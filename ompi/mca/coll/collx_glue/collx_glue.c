@@ -1,0 +1,175 @@
+#include "collx_glue.h"
+
+#include <string.h>
+
+#include "mpi.h"
+#include "ompi/mca/pml/pml.h"
+#include "ompi/request/request.h"
+#include "opal/runtime/opal_progress.h"
+#include "opal/util/show_help.h"
+
+/* ------------------------------------------------------------ transport */
+
+static int xfer_done(ompi_request_t *req)
+{
+    void *token = req->req_complete_cb_data;
+    int status = req->req_status.MPI_ERROR;
+    /* We own the request: release it here and tell the PML we did (return
+     * 1), so nobody waits on it. */
+    ompi_request_free(&req);
+    collx_xfer_complete(token, status == MPI_SUCCESS ? 0 : status);
+    return 1;
+}
+
+static int pml_isend(void *ctx, const void *buf, size_t count, const collx_dtype_t *dt, int peer,
+                     int tag, void *token)
+{
+    ompi_request_t *req = NULL;
+    int rc = MCA_PML_CALL(isend(buf, (int)count, (ompi_datatype_t *)dt->handle, peer, tag,
+                                MCA_PML_BASE_SEND_STANDARD, (ompi_communicator_t *)ctx, &req));
+    if (OMPI_SUCCESS != rc) return rc;
+    ompi_request_set_callback(req, xfer_done, token);
+    return 0;
+}
+
+static int pml_irecv(void *ctx, void *buf, size_t count, const collx_dtype_t *dt, int peer, int tag,
+                     void *token)
+{
+    ompi_request_t *req = NULL;
+    int rc = MCA_PML_CALL(irecv(buf, (int)count, (ompi_datatype_t *)dt->handle, peer, tag,
+                                (ompi_communicator_t *)ctx, &req));
+    if (OMPI_SUCCESS != rc) return rc;
+    ompi_request_set_callback(req, xfer_done, token);
+    return 0;
+}
+
+static int local_reduce(void *ctx, const void *in, void *inout, size_t count,
+                        const collx_dtype_t *dt, void *op)
+{
+    (void)ctx;
+    return PMPI_Reduce_local(in, inout, (int)count, (MPI_Datatype)dt->handle, (MPI_Op)op);
+}
+
+static int local_copy(void *ctx, void *dst, const void *src, size_t count, const collx_dtype_t *dt)
+{
+    (void)ctx;
+    return ompi_datatype_copy_content_same_ddt((ompi_datatype_t *)dt->handle, count, (char *)dst,
+                                               (char *)src);
+}
+
+void collx_glue_transport(collx_transport_t *t, struct ompi_communicator_t *comm)
+{
+    t->ctx = comm;
+    t->rank = ompi_comm_rank(comm);
+    t->size = ompi_comm_size(comm);
+    t->isend = pml_isend;
+    t->irecv = pml_irecv;
+    t->reduce_local = local_reduce;
+    t->copy = local_copy;
+}
+
+void collx_glue_dtype(collx_dtype_t *d, struct ompi_datatype_t *dt)
+{
+    ptrdiff_t lb, extent, tlb, textent;
+    size_t size;
+    ompi_datatype_type_size(dt, &size);
+    ompi_datatype_get_extent(dt, &lb, &extent);
+    ompi_datatype_get_true_extent(dt, &tlb, &textent);
+    d->handle = dt;
+    d->size = size;
+    d->extent = extent;
+    d->true_lb = tlb;
+    d->true_extent = textent;
+}
+
+int collx_glue_rc(int rc)
+{
+    switch (rc) {
+    case COLLX_OK: return OMPI_SUCCESS;
+    case COLLX_ERR_NOMEM: return OMPI_ERR_OUT_OF_RESOURCE;
+    case COLLX_ERR_ARG: return OMPI_ERR_BAD_PARAM;
+    case COLLX_ERR_UNSUPPORTED: return OMPI_ERR_NOT_SUPPORTED;
+    default: return OMPI_ERROR;
+    }
+}
+
+int collx_glue_wait(collx_op_t *op)
+{
+    int status = COLLX_OK;
+    while (!collx_op_test(op, &status)) opal_progress();
+    collx_op_free(op);
+    return collx_glue_rc(status);
+}
+
+/* ------------------------------------------------------------ show_help */
+
+void collx_glue_register_help(void)
+{
+    static int done = 0;
+    if (done) return;
+    done = 1;
+#ifdef COLLX_HELP_DIR
+    opal_show_help_add_dir(COLLX_HELP_DIR);
+#endif
+#ifdef COLLX_SRC_HELP_DIR
+    opal_show_help_add_dir(COLLX_SRC_HELP_DIR);
+#endif
+}
+
+/* --------------------------------------------------------- MCA variables */
+
+int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
+                            int deflt, int min, int max, mca_base_var_info_lvl_t level,
+                            int *storage)
+{
+    *storage = deflt;
+    int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0,
+                                              level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    if (*storage < min || *storage > max) {
+        char range[64];
+        snprintf(range, sizeof(range), "%d..%d", min, max);
+        char value[32];
+        snprintf(value, sizeof(value), "%d", *storage);
+        collx_glue_register_help();
+        opal_show_help("help-coll-collx.txt", "invalid-value", true, comp->mca_type_name,
+                       comp->mca_component_name, name, value, range, deflt);
+        *storage = deflt;
+    }
+    return idx;
+}
+
+int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
+                             int deflt, mca_base_var_info_lvl_t level, int *storage)
+{
+    /* The variable's storage must outlive the registration: keep one slot
+     * per registration (a handful per component). */
+    static char *values[32];
+    static int nvalues = 0;
+    char **slot = nvalues < 32 ? &values[nvalues++] : &values[31];
+    *slot = (char *)collx_tree_name(deflt);
+    int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                              0, level, MCA_BASE_VAR_SCOPE_READONLY, slot);
+    *storage = deflt;
+    if (NULL != *slot) {
+        int k, found = 0;
+        for (k = 0; k < COLLX_TREE_COUNT; ++k) {
+            if (0 == strcasecmp(*slot, collx_tree_name(k))) {
+                *storage = k;
+                found = 1;
+            }
+        }
+        if (!found) {
+            char options[256] = "";
+            for (k = 0; k < COLLX_TREE_COUNT; ++k) {
+                strncat(options, k ? ", " : "", sizeof(options) - strlen(options) - 1);
+                strncat(options, collx_tree_name(k), sizeof(options) - strlen(options) - 1);
+            }
+            char dflt[32];
+            snprintf(dflt, sizeof(dflt), "%s", collx_tree_name(deflt));
+            collx_glue_register_help();
+            opal_show_help("help-coll-collx.txt", "invalid-choice", true, comp->mca_type_name,
+                           comp->mca_component_name, name, *slot, options, dflt);
+        }
+    }
+    return idx;
+}

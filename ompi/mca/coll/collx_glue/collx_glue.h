@@ -1,0 +1,50 @@
+/*
+ * Glue shared by the collx components: Open MPI's PML as a collx
+ * transport, datatype descriptions for the core, result mapping,
+ * show_help registration and MCA-variable helpers.  C, because Open MPI's
+ * internal headers do not compile as C++.
+ */
+#ifndef COLLX_GLUE_H
+#define COLLX_GLUE_H
+
+#include "ompi_config.h"
+
+#include "collx/collx.h"
+#include "ompi/communicator/communicator.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "opal/mca/base/mca_base_var.h"
+
+BEGIN_C_DECLS
+
+/* Fill `t` with the PML transport over `comm`. */
+void collx_glue_transport(collx_transport_t *t, struct ompi_communicator_t *comm);
+
+/* Describe `dt` for the core. */
+void collx_glue_dtype(collx_dtype_t *d, struct ompi_datatype_t *dt);
+
+/* Drive `op` to completion through opal_progress, free it and return an
+ * OMPI error code. */
+int collx_glue_wait(collx_op_t *op);
+
+/* Map a collx core return code to an OMPI one. */
+int collx_glue_rc(int collx_rc);
+
+/* Make our help files known to opal_show_help (idempotent). */
+void collx_glue_register_help(void);
+
+/* Register an int MCA variable of `comp` whose value must lie in
+ * [min, max]; an out-of-range user value is reported with show_help and
+ * replaced by the default. */
+int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
+                            int deflt, int min, int max, mca_base_var_info_lvl_t level,
+                            int *storage);
+
+/* Register a string MCA variable naming a tree (collx_tree_name); an
+ * unknown name is reported and the default used.  *storage receives the
+ * collx_tree_kind_t value. */
+int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
+                             int deflt, mca_base_var_info_lvl_t level, int *storage);
+
+END_C_DECLS
+
+#endif

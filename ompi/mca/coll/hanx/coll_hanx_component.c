@@ -1,0 +1,89 @@
+#include "ompi_config.h"
+
+#include "coll_hanx.h"
+#include "../collx_glue/collx_glue.h"
+#include "opal/util/output.h"
+
+const char *mca_coll_hanx_component_version_string = "collx hanx collective component";
+
+static int hanx_open(void);
+static int hanx_close(void);
+static int hanx_register(void);
+static int hanx_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+
+mca_coll_hanx_component_t mca_coll_hanx_component = {
+    .super = {
+        .collm_version = {
+            MCA_COLL_BASE_VERSION_2_0_0,
+            .mca_component_name = "hanx",
+            MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+                                  OMPI_RELEASE_VERSION),
+            .mca_open_component = hanx_open,
+            .mca_close_component = hanx_close,
+            .mca_register_component_params = hanx_register,
+        },
+        .collm_data = {
+            MCA_BASE_METADATA_PARAM_CHECKPOINT
+        },
+        .collm_init_query = hanx_init_query,
+        .collm_comm_query = mca_coll_hanx_comm_query,
+    },
+    .priority = 0,
+};
+
+static int hanx_open(void)
+{
+    mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
+    collx_glue_register_help();
+    c->output = -1;
+    if (c->verbose > 0) {
+        c->output = opal_output_open(NULL);
+        opal_output_set_verbosity(c->output, c->verbose);
+    }
+    return OMPI_SUCCESS;
+}
+
+static int hanx_close(void)
+{
+    if (mca_coll_hanx_component.output >= 0) opal_output_close(mca_coll_hanx_component.output);
+    mca_coll_hanx_component.output = -1;
+    return OMPI_SUCCESS;
+}
+
+static int hanx_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    return OMPI_SUCCESS;
+}
+
+static int hanx_register(void)
+{
+    mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
+    const mca_base_component_t *v = &c->super.collm_version;
+
+    collx_glue_register_int(v, "priority",
+                            "Priority of coll/hanx (negative: never selected; 0: loaded but "
+                            "lower than tuned; set e.g. 100 to use it)",
+                            0, -1, 10000, OPAL_INFO_LVL_6, &c->priority);
+    collx_glue_register_int(v, "verbose",
+                            "Verbosity of coll/hanx: 1 = selection, hierarchy and fallbacks, "
+                            "10 = every call",
+                            0, 0, 100, OPAL_INFO_LVL_9, &c->verbose);
+    collx_glue_register_int(v, "ranks_per_node",
+                            "0: group ranks by real node (shared memory); N > 0: impose synthetic "
+                            "groups of N consecutive ranks, for experiments",
+                            0, 0, 1 << 24, OPAL_INFO_LVL_6, &c->ranks_per_node);
+    c->low_preference = "^hanx";
+    (void)mca_base_component_var_register(v, "low_preference",
+        "ompi_comm_coll_preference given to the node-level sub-communicators (components "
+        "before ^ preferred, after ^ excluded; hanx is always excluded)",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->low_preference);
+    c->up_preference = "^hanx";
+    (void)mca_base_component_var_register(v, "up_preference",
+        "ompi_comm_coll_preference given to the inter-node (leaders') sub-communicator",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->up_preference);
+    return OMPI_SUCCESS;
+}

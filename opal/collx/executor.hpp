@@ -1,0 +1,105 @@
+// Event-driven execution of segmented tree collectives (ADAPT style): an
+// operation posts what is ready, and advances only when a transfer's
+// completion is reported -- no step waits for all ranks.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "collx/collx.h"
+#include "tree.hpp"
+
+namespace collx {
+
+// Geometry of a segmented buffer: `count` elements cut into segments of
+// `per_seg` elements (the last may be shorter).
+struct Segmentation {
+    std::size_t count = 0;
+    std::size_t per_seg = 1;
+    std::size_t nseg = 0;
+
+    Segmentation(std::size_t count_, std::size_t elem_size, std::size_t segment_bytes);
+    std::size_t first(std::size_t s) const { return s * per_seg; }
+    std::size_t length(std::size_t s) const {
+        return s + 1 < nseg ? per_seg : count - s * per_seg;
+    }
+};
+
+// Fixed-size scratch buffers able to hold one segment with the datatype's
+// true extent; recycled so that steady state allocates nothing.
+class BufferPool {
+  public:
+    BufferPool(const collx_dtype_t &dt, std::size_t elems);
+    // Returns a pointer usable as an MPI buffer address for `elems` elements.
+    char *get();
+    void put(char *buf);
+    std::size_t in_use() const { return in_use_; }
+
+  private:
+    std::size_t bytes_;
+    std::ptrdiff_t shift_;  // buffer address = storage - true_lb
+    std::vector<std::unique_ptr<char[]>> storage_;
+    std::vector<char *> free_;
+    std::size_t in_use_ = 0;
+};
+
+// One posted transfer; its address is the token given to the transport.
+struct Xfer {
+    class Operation *op = nullptr;
+    enum Kind { Send, Recv } kind = Send;
+    std::size_t seg = 0;
+    std::size_t peer_idx = 0;  // index in the node's children (recv), or child (send)
+    char *buf = nullptr;       // pooled buffer to release on completion, if any
+};
+
+class Operation {
+  public:
+    Operation(const collx_transport_t &t, int tag, const collx_tuning_t &tun);
+    virtual ~Operation() = default;
+
+    void start();
+    void complete(Xfer *x, int status);  // called via collx_xfer_complete
+    bool finished(int *status);
+
+  protected:
+    // Subclass hooks, called with the lock held.
+    virtual void on_done(Xfer &x) = 0;  // a transfer finished successfully
+    virtual void post_ready() = 0;      // post whatever may be posted now
+    virtual bool all_done() const = 0;  // nothing more to do or to wait for
+
+    // Post helpers: return false (and record the error) on failure.
+    bool send(const void *buf, std::size_t count, int peer, Xfer x);
+    bool recv(void *buf, std::size_t count, int peer, Xfer x);
+    bool reduce(const void *in, void *inout, std::size_t count, void *op);
+    bool copy(void *dst, const void *src, std::size_t count);
+    bool failed() const { return status_ != COLLX_OK; }
+
+    collx_transport_t t_;
+    collx_dtype_t dt_{};
+    int tag_;
+    collx_tuning_t tun_;
+    int sends_in_flight_ = 0;
+    int recvs_in_flight_ = 0;
+
+  private:
+    void drive();
+    std::recursive_mutex mu_;
+    std::deque<std::pair<Xfer *, int>> events_;
+    bool driving_ = false;
+    bool done_ = false;
+    int status_ = COLLX_OK;
+};
+
+std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,
+                                      const collx_dtype_t &dt, int root, int tag,
+                                      const collx_tuning_t &tun);
+
+std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *sendbuf,
+                                       void *recvbuf, std::size_t count, const collx_dtype_t &dt,
+                                       void *op, bool commutative, int root, int tag,
+                                       const collx_tuning_t &tun);
+
+}  // namespace collx

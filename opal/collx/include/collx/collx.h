@@ -1,0 +1,102 @@
+/*
+ * collx core: the narrow C API between the Open MPI glue (C) and the
+ * collective engine (C++17).  No MPI or Open MPI header is needed here:
+ * datatypes, operations and communicators are opaque handles that only the
+ * transport (implemented by the glue, or by a simulator/test double)
+ * interprets.
+ */
+#ifndef COLLX_COLLX_H
+#define COLLX_COLLX_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Return codes of the core (the glue maps them to OMPI_* codes). */
+enum {
+    COLLX_OK = 0,
+    COLLX_ERR = -1,          /* a transport call failed; see op status */
+    COLLX_ERR_NOMEM = -2,
+    COLLX_ERR_ARG = -3,
+    COLLX_ERR_UNSUPPORTED = -4 /* caller should fall back */
+};
+
+/* What the engine must know of a datatype to segment and buffer it.  All
+ * byte quantities follow MPI semantics (extent includes lb/ub markers,
+ * true_lb/true_extent describe the bytes really touched). */
+typedef struct collx_dtype {
+    void *handle;          /* opaque: ompi_datatype_t* in the glue      */
+    size_t size;           /* bytes of data in one element               */
+    ptrdiff_t extent;      /* stride between consecutive elements        */
+    ptrdiff_t true_lb;     /* first byte touched, relative to the buffer */
+    ptrdiff_t true_extent; /* span of bytes touched by one element       */
+} collx_dtype_t;
+
+/*
+ * Transport: how the engine moves and combines data.  isend/irecv post a
+ * non-blocking transfer of `count` elements and must later call
+ * collx_xfer_complete(token, status) exactly once -- possibly from inside
+ * the isend/irecv call itself (the engine is re-entrant), possibly from the
+ * progress engine.  A non-zero return means nothing was posted and no
+ * completion will follow.
+ */
+typedef struct collx_transport {
+    void *ctx;
+    int rank;
+    int size;
+    int (*isend)(void *ctx, const void *buf, size_t count, const collx_dtype_t *dt, int peer,
+                 int tag, void *token);
+    int (*irecv)(void *ctx, void *buf, size_t count, const collx_dtype_t *dt, int peer, int tag,
+                 void *token);
+    /* inout[i] = in[i] op inout[i], in MPI_Reduce_local's operand order */
+    int (*reduce_local)(void *ctx, const void *in, void *inout, size_t count,
+                        const collx_dtype_t *dt, void *op);
+    /* dst = src for `count` elements of dt (layout-preserving copy) */
+    int (*copy)(void *ctx, void *dst, const void *src, size_t count, const collx_dtype_t *dt);
+} collx_transport_t;
+
+/* Called by the transport when a transfer posted with `token` completes. */
+void collx_xfer_complete(void *token, int status);
+
+/* Tree families (adaptx issue will add more). */
+typedef enum collx_tree_kind {
+    COLLX_TREE_BINOMIAL = 0,
+    COLLX_TREE_COUNT
+} collx_tree_kind_t;
+
+const char *collx_tree_name(int kind);
+
+/* Per-call knobs, filled by the glue from MCA variables / tuning rules. */
+typedef struct collx_tuning {
+    int tree;             /* collx_tree_kind_t                           */
+    size_t segment_bytes; /* target bytes per segment (>= 1 element)     */
+    int max_send;         /* outstanding isends per operation (>= 1)     */
+    int max_recv;         /* outstanding irecvs per operation (>= 1)     */
+} collx_tuning_t;
+
+typedef struct collx_op collx_op_t;
+
+/* Start a broadcast of `count` elements of `dt` at `buf` from `root`. */
+int collx_bcast_start(const collx_transport_t *t, void *buf, size_t count,
+                      const collx_dtype_t *dt, int root, int tag, const collx_tuning_t *tun,
+                      collx_op_t **out);
+
+/* Start a reduction to `root`.  sendbuf == NULL means MPI_IN_PLACE at the
+ * root (its contribution is in recvbuf).  `commutative` = 0 selects an
+ * order-preserving schedule: the result is x_0 op x_1 op ... op x_{P-1}. */
+int collx_reduce_start(const collx_transport_t *t, const void *sendbuf, void *recvbuf,
+                       size_t count, const collx_dtype_t *dt, void *op, int commutative,
+                       int root, int tag, const collx_tuning_t *tun, collx_op_t **out);
+
+/* 1 when the operation has finished (all its transfers completed); then
+ * *status is COLLX_OK or the first error. */
+int collx_op_test(collx_op_t *op, int *status);
+void collx_op_free(collx_op_t *op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* COLLX_COLLX_H */

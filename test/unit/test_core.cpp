@@ -1,0 +1,329 @@
+// Unit tests of the collx core (Check): tree shapes, segmentation, and the
+// event-driven bcast/reduce executed on a simulated in-process transport
+// against sequentially computed references.
+#include <check.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collx/collx.h"
+#include "executor.hpp"
+#include "sim_transport.hpp"
+#include "tree.hpp"
+
+using namespace collx;
+
+// ------------------------------------------------------------------ trees
+
+START_TEST(trees_are_spanning_for_every_size_and_root) {
+    struct Kind {
+        const char *name;
+        TreeNode (*fn)(int, int, int);
+    } kinds[] = {{"binomial", binomial_node},
+                 {"binomial_bcast", binomial_bcast_node},
+                 {"ordered_reduce", ordered_reduce_node}};
+    for (const Kind &k : kinds)
+        for (int P = 1; P <= 64; ++P)
+            for (int root = 0; root < P; ++root) {
+                auto nodes = build_all(P, root, k.fn);
+                std::string err = validate_tree(nodes, root);
+                ck_assert_msg(err.empty(), "%s P=%d root=%d: %s", k.name, P, root, err.c_str());
+            }
+}
+END_TEST
+
+START_TEST(binomial_depth_is_logarithmic) {
+    for (int P = 1; P <= 64; ++P) {
+        auto nodes = build_all(P, 0, binomial_node);
+        int maxdepth = 0;
+        for (int r = 0; r < P; ++r) {
+            int d = 0;
+            for (int x = r; nodes[x].parent >= 0; x = nodes[x].parent) ++d;
+            maxdepth = std::max(maxdepth, d);
+        }
+        // rank v sits at depth popcount(v): the deepest is the largest popcount below P
+        int lg = 0, maxpop = 0;
+        while ((1 << lg) < P) ++lg;
+        for (int v = 0; v < P; ++v) maxpop = std::max(maxpop, __builtin_popcount(v));
+        ck_assert_int_eq(maxdepth, maxpop);
+        ck_assert_int_le(maxdepth, lg);
+    }
+}
+END_TEST
+
+START_TEST(ordered_reduce_folds_in_rank_order) {
+    for (int P = 1; P <= 64; ++P)
+        for (int root = 0; root < P; ++root) {
+            auto nodes = build_all(P, root, ordered_reduce_node);
+            auto order = fold_order(nodes, root);
+            ck_assert_int_eq((int)order.size(), P);
+            for (int i = 0; i < P; ++i)
+                ck_assert_msg(order[i] == i, "P=%d root=%d: position %d holds rank %d", P, root,
+                              i, order[i]);
+        }
+}
+END_TEST
+
+START_TEST(validator_rejects_broken_trees) {
+    auto nodes = build_all(8, 0, binomial_node);
+    nodes[5].parent = 3;  // 5 claims a parent that does not list it
+    ck_assert(!validate_tree(nodes, 0).empty());
+    nodes = build_all(8, 0, binomial_node);
+    nodes[4].children.push_back(1);  // 1 reached twice
+    ck_assert(!validate_tree(nodes, 0).empty());
+    nodes = build_all(4, 0, binomial_node);
+    nodes[0].children.clear();  // nothing reachable
+    ck_assert(!validate_tree(nodes, 0).empty());
+}
+END_TEST
+
+START_TEST(segmentation_covers_count_exactly) {
+    for (std::size_t count : {0ul, 1ul, 2ul, 7ul, 64ul, 1000ul, 4099ul})
+        for (std::size_t elem : {1ul, 4ul, 8ul, 24ul})
+            for (std::size_t seg : {1ul, 3ul, 64ul, 100ul, 1ul << 20}) {
+                Segmentation s(count, elem, seg);
+                std::size_t total = 0;
+                for (std::size_t i = 0; i < s.nseg; ++i) {
+                    ck_assert(s.length(i) >= 1);
+                    ck_assert(s.length(i) <= s.per_seg);
+                    ck_assert_uint_eq(s.first(i), total);
+                    total += s.length(i);
+                }
+                ck_assert_uint_eq(total, count);
+            }
+    // huge counts: more than 2^31 elements still segment into int-sized pieces
+    Segmentation big((1ul << 33) + 5, 1, 1ul << 40);
+    ck_assert(big.per_seg <= (1ul << 31));
+    ck_assert_uint_eq(big.first(big.nseg - 1) + big.length(big.nseg - 1), (1ul << 33) + 5);
+}
+END_TEST
+
+// ------------------------------------------------------ simulated executor
+
+namespace {
+
+collx_dtype_t dtype_of(std::size_t size) {
+    collx_dtype_t d{};
+    d.size = size;
+    d.extent = static_cast<std::ptrdiff_t>(size);
+    d.true_lb = 0;
+    d.true_extent = static_cast<std::ptrdiff_t>(size);
+    return d;
+}
+
+// Non-commutative, associative: composition of affine maps x -> a*x + b
+// (mod 2^32), element = {a, b}.  (f op g)(x) = f(g(x)).
+struct Affine {
+    uint32_t a, b;
+};
+void affine_compose(const void *in, void *inout, std::size_t n) {
+    const Affine *f = static_cast<const Affine *>(in);
+    Affine *g = static_cast<Affine *>(inout);
+    for (std::size_t i = 0; i < n; ++i) g[i] = Affine{f[i].a * g[i].a, f[i].a * g[i].b + f[i].b};
+}
+void affine_add(const void *in, void *inout, std::size_t n) {  // commutative
+    const Affine *f = static_cast<const Affine *>(in);
+    Affine *g = static_cast<Affine *>(inout);
+    for (std::size_t i = 0; i < n; ++i) g[i] = Affine{f[i].a + g[i].a, f[i].b + g[i].b};
+}
+Affine value(int rank, std::size_t i) {
+    return Affine{static_cast<uint32_t>(2 * (rank * 7919 + i * 31) + 1),
+                  static_cast<uint32_t>(rank * 104729 + i * 13 + 5)};
+}
+
+bool run_all(sim::World &w, std::vector<std::unique_ptr<Operation>> &ops, std::string &why) {
+    for (auto &op : ops) op->start();
+    for (long steps = 0;; ++steps) {
+        bool all = true;
+        int st = 0;
+        for (auto &op : ops) {
+            if (!op->finished(&st)) {
+                all = false;
+            } else if (st != COLLX_OK) {
+                why = "operation finished with error";
+                return false;
+            }
+        }
+        if (all) {
+            if (w.unmatched()) {
+                why = "finished with unmatched messages";
+                return false;
+            }
+            return true;
+        }
+        if (!w.step()) {
+            why = "deadlock: no transfer can progress";
+            return false;
+        }
+        if (steps > 10000000) {
+            why = "runaway";
+            return false;
+        }
+    }
+}
+
+struct Shape {
+    std::size_t seg_bytes;
+    int max_send, max_recv;
+};
+const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 13, 16};
+const std::size_t counts[] = {0, 1, 5, 37, 300};
+const Shape shapes[] = {{8, 1, 1}, {24, 2, 3}, {64, 8, 8}, {1 << 20, 4, 4}};
+
+}  // namespace
+
+START_TEST(bcast_delivers_root_data_everywhere) {
+    const collx_dtype_t dt = dtype_of(sizeof(uint32_t));
+    unsigned seed = 1;
+    for (int P : sizes)
+        for (int root = 0; root < P; ++root)
+            for (std::size_t count : counts)
+                for (const Shape &sh : shapes) {
+                    sim::World w(P, seed++);
+                    std::vector<std::vector<uint32_t>> buf(P, std::vector<uint32_t>(count + 1));
+                    for (int r = 0; r < P; ++r)
+                        for (std::size_t i = 0; i <= count; ++i)
+                            buf[r][i] = r == root ? uint32_t(i * 2654435761u) : 0xdeadbeef;
+                    collx_tuning_t tun{COLLX_TREE_BINOMIAL, sh.seg_bytes, sh.max_send, sh.max_recv};
+                    std::vector<std::unique_ptr<Operation>> ops;
+                    for (int r = 0; r < P; ++r)
+                        ops.push_back(make_bcast(w.transport(r), buf[r].data(), count, dt, root,
+                                                 -17, tun));
+                    std::string why;
+                    ck_assert_msg(run_all(w, ops, why), "P=%d root=%d count=%zu seg=%zu: %s", P,
+                                  root, count, sh.seg_bytes, why.c_str());
+                    for (int r = 0; r < P; ++r) {
+                        for (std::size_t i = 0; i < count; ++i)
+                            ck_assert_msg(buf[r][i] == uint32_t(i * 2654435761u),
+                                          "P=%d root=%d count=%zu: rank %d elem %zu wrong", P,
+                                          root, count, r, i);
+                        ck_assert_msg(buf[r][count] == (r == root ? uint32_t(count * 2654435761u)
+                                                                  : 0xdeadbeef),
+                                      "wrote past the end");
+                    }
+                }
+}
+END_TEST
+
+static void check_reduce(bool commutative, bool in_place) {
+    const collx_dtype_t dt = dtype_of(sizeof(Affine));
+    sim::Op op{commutative ? affine_add : affine_compose};
+    unsigned seed = commutative ? 1000 : 2000;
+    for (int P : sizes)
+        for (int root = 0; root < P; ++root)
+            for (std::size_t count : counts)
+                for (const Shape &sh : shapes) {
+                    sim::World w(P, seed++);
+                    std::vector<std::vector<Affine>> in(P, std::vector<Affine>(count));
+                    std::vector<std::vector<Affine>> out(P, std::vector<Affine>(count + 1,
+                                                                                Affine{7, 7}));
+                    for (int r = 0; r < P; ++r)
+                        for (std::size_t i = 0; i < count; ++i) in[r][i] = value(r, i);
+                    if (in_place) out[root].assign(in[root].begin(), in[root].end()),
+                                  out[root].push_back(Affine{7, 7});
+                    collx_tuning_t tun{COLLX_TREE_BINOMIAL, sh.seg_bytes, sh.max_send, sh.max_recv};
+                    std::vector<std::unique_ptr<Operation>> ops;
+                    for (int r = 0; r < P; ++r) {
+                        const void *sb = (in_place && r == root) ? nullptr : in[r].data();
+                        ops.push_back(make_reduce(w.transport(r), sb, out[r].data(), count, dt,
+                                                  &op, commutative, root, -21, tun));
+                    }
+                    std::string why;
+                    ck_assert_msg(run_all(w, ops, why), "P=%d root=%d count=%zu: %s", P, root,
+                                  count, why.c_str());
+                    for (std::size_t i = 0; i < count; ++i) {
+                        Affine ref = value(P - 1, i);  // fold right to left
+                        for (int r = P - 2; r >= 0; --r) {
+                            Affine v = value(r, i);
+                            op.fn(&v, &ref, 1);
+                        }
+                        ck_assert_msg(out[root][i].a == ref.a && out[root][i].b == ref.b,
+                                      "%s%s P=%d root=%d count=%zu seg=%zu elem %zu wrong",
+                                      commutative ? "commutative" : "ordered",
+                                      in_place ? " in-place" : "", P, root, count, sh.seg_bytes,
+                                      i);
+                    }
+                    ck_assert(out[root][count].a == 7 && out[root][count].b == 7);
+                    for (int r = 0; r < P; ++r)  // non-roots' recvbuf untouched
+                        if (r != root && count) ck_assert(out[r][0].a == 7);
+                }
+}
+
+START_TEST(reduce_commutative) { check_reduce(true, false); }
+END_TEST
+START_TEST(reduce_commutative_in_place) { check_reduce(true, true); }
+END_TEST
+START_TEST(reduce_non_commutative_keeps_rank_order) { check_reduce(false, false); }
+END_TEST
+START_TEST(reduce_non_commutative_in_place) { check_reduce(false, true); }
+END_TEST
+
+START_TEST(transport_failure_ends_operation_with_error) {
+    const collx_dtype_t dt = dtype_of(4);
+    for (int fail_at = 1; fail_at <= 6; ++fail_at) {
+        sim::World w(6, 42 + fail_at);
+        w.fail_send_number(fail_at);
+        std::vector<std::vector<uint32_t>> buf(6, std::vector<uint32_t>(100, 1));
+        collx_tuning_t tun{COLLX_TREE_BINOMIAL, 40, 2, 2};
+        std::vector<std::unique_ptr<Operation>> ops;
+        for (int r = 0; r < 6; ++r)
+            ops.push_back(make_bcast(w.transport(r), buf[r].data(), 100, dt, 0, -17, tun));
+        for (auto &op : ops) op->start();
+        while (w.step()) {
+        }
+        // the rank whose send failed must finish (with an error), not hang
+        int failed = 0;
+        for (auto &op : ops) {
+            int st = 0;
+            if (op->finished(&st) && st != COLLX_OK) ++failed;
+        }
+        ck_assert_int_ge(failed, 1);
+    }
+}
+END_TEST
+
+START_TEST(capi_rejects_bad_arguments) {
+    sim::World w(4, 1);
+    collx_dtype_t dt = dtype_of(4);
+    collx_tuning_t tun{COLLX_TREE_BINOMIAL, 64, 1, 1};
+    collx_op_t *op = nullptr;
+    uint32_t buf[4];
+    ck_assert_int_eq(collx_bcast_start(&w.transport(0), buf, 4, &dt, 4, -17, &tun, &op),
+                     COLLX_ERR_ARG);
+    ck_assert_int_eq(collx_bcast_start(&w.transport(0), buf, 4, &dt, -1, -17, &tun, &op),
+                     COLLX_ERR_ARG);
+    ck_assert_int_eq(collx_bcast_start(&w.transport(0), buf, 4, nullptr, 0, -17, &tun, &op),
+                     COLLX_ERR_ARG);
+    ck_assert_str_eq(collx_tree_name(COLLX_TREE_BINOMIAL), "binomial");
+    ck_assert(collx_tree_name(COLLX_TREE_COUNT) == nullptr);
+}
+END_TEST
+
+int main() {
+    Suite *s = suite_create("collx-core");
+    TCase *trees = tcase_create("trees");
+    tcase_add_test(trees, trees_are_spanning_for_every_size_and_root);
+    tcase_add_test(trees, binomial_depth_is_logarithmic);
+    tcase_add_test(trees, ordered_reduce_folds_in_rank_order);
+    tcase_add_test(trees, validator_rejects_broken_trees);
+    tcase_add_test(trees, segmentation_covers_count_exactly);
+    suite_add_tcase(s, trees);
+    TCase *exec = tcase_create("executor");
+    tcase_set_timeout(exec, 300);
+    tcase_add_test(exec, bcast_delivers_root_data_everywhere);
+    tcase_add_test(exec, reduce_commutative);
+    tcase_add_test(exec, reduce_commutative_in_place);
+    tcase_add_test(exec, reduce_non_commutative_keeps_rank_order);
+    tcase_add_test(exec, reduce_non_commutative_in_place);
+    tcase_add_test(exec, transport_failure_ends_operation_with_error);
+    tcase_add_test(exec, capi_rejects_bad_arguments);
+    suite_add_tcase(s, exec);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
