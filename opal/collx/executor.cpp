@@ -153,6 +153,8 @@ class Bcast final : public Operation {
         sends_total_ = seg_.nseg * node_.children.size();
         if (is_root_)
             for (std::size_t s = 0; s < seg_.nseg; ++s) queue_sends(s);
+        else
+            have_.assign(seg_.nseg, 0);
     }
 
   private:
@@ -165,7 +167,11 @@ class Bcast final : public Operation {
     void on_done(Xfer &x) override {
         if (x.kind == Xfer::Recv) {
             ++recvd_;
-            queue_sends(x.seg);
+            // Receives may report completion out of order (a small eager
+            // segment can overtake a large rendezvous one), but children
+            // match our sends in posting order: forward in segment order.
+            have_[x.seg] = 1;
+            while (next_fwd_ < seg_.nseg && have_[next_fwd_]) queue_sends(next_fwd_++);
         } else {
             ++sends_done_;
         }
@@ -194,6 +200,8 @@ class Bcast final : public Operation {
     TreeNode node_;
     bool is_root_ = false;
     std::size_t next_recv_ = 0, recvd_ = 0, sends_done_ = 0, sends_total_ = 0;
+    std::vector<char> have_;  // segments received (non-root)
+    std::size_t next_fwd_ = 0;  // next segment to forward, in order
     std::deque<std::pair<std::size_t, std::size_t>> send_q_;
 };
 
@@ -218,6 +226,10 @@ class Reduce final : public Operation {
         in_place_ = is_root_ && sendbuf == nullptr;
         nchild_ = node_.children.size();
         st_.resize(nchild_ ? seg_.nseg : 0);
+        if (!is_root_ && nchild_) {
+            ready_.assign(seg_.nseg, nullptr);
+            up_done_.assign(seg_.nseg, 0);
+        }
         for (auto &s : st_) s.got.assign(commute_ ? 0 : nchild_, nullptr);
         buf_limit_ = static_cast<std::size_t>(tun_.max_recv + tun_.max_send) + nchild_ + 1;
         if (nchild_ == 0) {
@@ -244,9 +256,17 @@ class Reduce final : public Operation {
     const char *own(std::size_t s) const { return (in_place_ ? rbuf_ : sbuf_) + off(s); }
     char *result(std::size_t s) const { return rbuf_ + off(s); }
 
+    // Segments finish in any order, but the parent matches our sends in
+    // posting order: send them up in segment order.
     void segment_complete(std::size_t s, char *acc) {
         ++folded_;
-        if (!is_root_) send_q_.emplace_back(s, acc);
+        if (is_root_) return;
+        ready_[s] = acc;
+        up_done_[s] = 1;
+        while (next_up_ < seg_.nseg && up_done_[next_up_]) {
+            send_q_.emplace_back(next_up_, ready_[next_up_]);
+            ++next_up_;
+        }
     }
 
     void arrive_commutative(std::size_t s, char *b) {
@@ -361,6 +381,9 @@ class Reduce final : public Operation {
     std::size_t buf_limit_ = 0;
     std::size_t rseg_ = 0, rchild_ = 0;
     std::size_t folded_ = 0, sent_ = 0;
+    std::vector<char *> ready_;  // reduced segments waiting for their turn
+    std::vector<char> up_done_;
+    std::size_t next_up_ = 0;
     std::deque<std::pair<std::size_t, char *>> send_q_;
 };
 

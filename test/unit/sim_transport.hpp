@@ -2,8 +2,10 @@
 // tests of the engine without MPI.  Messages match FIFO per (src, dst, tag)
 // as in MPI; delivery order across pairs is randomised by a seed, and sends
 // are randomly "eager" (complete at once, possibly inside isend itself) or
-// "rendezvous" (complete only when matched), so that the event-driven code
-// sees many interleavings.  Only contiguous datatypes (extent == size).
+// "rendezvous" (complete only when matched), and a matched receive may
+// report its completion later than receives matched after it (as a large
+// rendezvous message finishes after a small eager one from the same peer),
+// so that the event-driven code sees many interleavings.  Only contiguous datatypes (extent == size).
 #pragma once
 
 #include <cstdint>
@@ -58,9 +60,9 @@ class World {
         if (i == ready.size()) {  // complete a deferred eager send
             std::uniform_int_distribution<std::size_t> d(0, deferred_.size() - 1);
             std::size_t j = d(rng_);
-            void *tok = deferred_[j];
+            auto [tok, st] = deferred_[j];
             deferred_.erase(deferred_.begin() + static_cast<std::ptrdiff_t>(j));
-            collx_xfer_complete(tok, 0);
+            collx_xfer_complete(tok, st);
             return true;
         }
         const Key k = ready[i];
@@ -70,7 +72,10 @@ class World {
         recvs_[k].pop_front();
         const int status = m.bytes.size() > rv.capacity ? 1 : 0;  // truncation
         if (!status) std::memcpy(rv.buf, m.bytes.data(), m.bytes.size());
-        if (coin()) {
+        if (coin()) {  // the receive completes later, maybe after later ones
+            if (m.rendezvous_token) collx_xfer_complete(m.rendezvous_token, 0);
+            deferred_.emplace_back(rv.token, status);
+        } else if (coin()) {
             collx_xfer_complete(rv.token, status);
             if (m.rendezvous_token) collx_xfer_complete(m.rendezvous_token, 0);
         } else {
@@ -118,7 +123,7 @@ class World {
         if (mode == 0) m.rendezvous_token = token;
         w->sends_[Key{r->rank, peer, tag}].push_back(std::move(m));
         if (mode == 1) collx_xfer_complete(token, 0);  // eager, completes inside isend
-        if (mode == 2) w->deferred_.push_back(token);  // eager, completes later
+        if (mode == 2) w->deferred_.emplace_back(token, 0);  // eager, completes later
         return 0;
     }
     static int irecv(void *ctx, void *buf, std::size_t count, const collx_dtype_t *dt, int peer,
@@ -145,7 +150,7 @@ class World {
     std::vector<Rank> ranks_;
     std::map<Key, std::deque<Msg>> sends_;
     std::map<Key, std::deque<Recv>> recvs_;
-    std::vector<void *> deferred_;
+    std::vector<std::pair<void *, int>> deferred_;  // completions not yet reported
     int fail_send_at_ = 0, nsends_ = 0;
 };
 
