@@ -1,2 +1,49 @@
-#!/bin/sh
-exit 77
+# Shared by the test scripts (sourced).  Environment from `make check`:
+# COLLX_BUILDDIR, COLLX_SRCDIR, OMPI_PKGLIBDIR, MPIRUN.
+: "${COLLX_BUILDDIR:?run through make check}"
+: "${OMPI_PKGLIBDIR:?run through make check}"
+MPIRUN=${MPIRUN:-mpirun}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# load our freshly built components (the system directory must stay first)
+export OMPI_MCA_mca_base_component_path="$OMPI_PKGLIBDIR:$COLLX_BUILDDIR/.libs"
+CHECKER="$COLLX_BUILDDIR/test/mpi/collx_check"
+LIFECYCLE="$COLLX_BUILDDIR/test/mpi/comm_lifecycle"
+CLUSTER="$COLLX_SRCDIR/test/cluster/cluster.sh"
+
+failures=0
+step() {  # step "what" command...: run, show the verdict line, count failures
+    local what=$1; shift
+    local t0=$(date +%s) log rc
+    log=$(mktemp)
+    "$@" >"$log" 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then
+        echo "PASS: $what ($(( $(date +%s) - t0 ))s) $(grep -E 'passed|errors' "$log" | tail -1)"
+    else
+        failures=$((failures + 1))
+        echo "FAIL: $what (exit $rc)"
+        echo "---- last lines of its output ----"
+        tail -40 "$log"
+        echo "----"
+    fi
+    rm -f "$log"
+}
+
+# mpirun on this machine only, under a time limit (a hang is a failure)
+local_run() {  # local_run SECONDS NP mpirun-args...
+    local tmo=$1 np=$2; shift 2
+    timeout -k 10 "$tmo" "$MPIRUN" -np "$np" --oversubscribe --mca mpi_yield_when_idle 1 \
+        --mca btl self,vader "$@"
+}
+
+# The component really served the calls: with verbose 10 it logs each one.
+served_by() {  # served_by COMPONENT COLLECTIVE runner...
+    local comp=$1 coll=$2; shift 2
+    "$@" --mca coll_${comp}_priority 100 --mca coll_${comp}_verbose 10 \
+        "$CHECKER" --quick --colls "$coll" --max-count 1 2>&1 | grep -q "coll:$comp: $coll "
+}
+
+finish() {
+    echo "$failures step(s) failed"
+    [ $failures = 0 ]
+}

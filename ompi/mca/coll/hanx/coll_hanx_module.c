@@ -172,6 +172,7 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     rc = ompi_comm_split_with_info(comm, 0 == low_rank ? 0 : MPI_UNDEFINED, rank, &info, &m->up,
                                    false);
     if (OMPI_SUCCESS != rc) goto out;
+    if (MPI_COMM_NULL == (MPI_Comm)m->up) m->up = NULL; /* not a leader */
 
     /* Who leads each rank's node, and where each rank sits in its node. */
     int zero = 0, leader = -1;
@@ -324,6 +325,34 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     return rc;
 }
 
+/* Open MPI 4.1.4's ring allreduce (what tuned picks for large messages)
+ * receives into scratch buffers without shifting them by the datatype's
+ * true lower bound, so a datatype whose data starts past its origin
+ * (true_lb > 0) overflows them and corrupts the heap.  Such datatypes go
+ * through reduce + bcast of the same modules instead. */
+static int ring_allreduce_unsafe(struct ompi_datatype_t *dtype)
+{
+    ptrdiff_t tlb, textent;
+    ompi_datatype_get_true_extent(dtype, &tlb, &textent);
+    return tlb != 0;
+}
+
+static int allreduce_as_reduce_bcast(const void *sbuf, void *rbuf, int count,
+                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                     struct ompi_communicator_t *comm,
+                                     mca_coll_base_module_reduce_fn_t reduce,
+                                     mca_coll_base_module_t *reduce_module,
+                                     mca_coll_base_module_bcast_fn_t bcast,
+                                     mca_coll_base_module_t *bcast_module)
+{
+    const int root = ompi_comm_rank(comm) == 0;
+    const void *send = sbuf;
+    if (MPI_IN_PLACE == sbuf && !root) send = rbuf; /* IN_PLACE is the root's privilege */
+    int rc = reduce(send, rbuf, count, dtype, op, 0, comm, reduce_module);
+    if (OMPI_SUCCESS == rc) rc = bcast(rbuf, count, dtype, 0, comm, bcast_module);
+    return rc;
+}
+
 int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module)
@@ -336,8 +365,13 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     }
     /* while building the hierarchy, Open MPI's own allreduces on comm land
      * here: hand them to the previous module */
-    if (!commute || HIER_BUILDING == m->hier_state || !hier_ready(m, comm))
+    if (!commute || HIER_BUILDING == m->hier_state || !hier_ready(m, comm)) {
+        if (HIER_BUILDING != m->hier_state && ring_allreduce_unsafe(dtype))
+            return allreduce_as_reduce_bcast(sbuf, rbuf, count, dtype, op, comm, m->prev.reduce,
+                                             m->prev.reduce_module, m->prev.bcast,
+                                             m->prev.bcast_module);
         return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
+    }
     HANX_LOG(10, "coll:hanx: allreduce count %d on %s", count, comm->c_name);
 
     const int i_lead = NULL != m->up;
@@ -349,7 +383,16 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                       op, 0);
     else
         rc = LOW_CALL(m, reduce, MPI_IN_PLACE == sbuf ? rbuf : sbuf, NULL, count, dtype, op, 0);
-    if (OMPI_SUCCESS == rc && i_lead) rc = UP_CALL(m, allreduce, MPI_IN_PLACE, rbuf, count, dtype, op);
+    if (OMPI_SUCCESS == rc && i_lead) {
+        if (ring_allreduce_unsafe(dtype))
+            rc = allreduce_as_reduce_bcast(MPI_IN_PLACE, rbuf, count, dtype, op, m->up,
+                                           m->up->c_coll->coll_reduce,
+                                           m->up->c_coll->coll_reduce_module,
+                                           m->up->c_coll->coll_bcast,
+                                           m->up->c_coll->coll_bcast_module);
+        else
+            rc = UP_CALL(m, allreduce, MPI_IN_PLACE, rbuf, count, dtype, op);
+    }
     if (OMPI_SUCCESS == rc) rc = LOW_CALL(m, bcast, rbuf, count, dtype, 0);
     return rc;
 }
