@@ -29,9 +29,10 @@ done
 bench="$build/collx-bench"
 [ -x "$bench" ] || { echo "demo.sh: $bench not built (run contrib/quickstart.sh or make)" >&2; exit 1; }
 pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
-# Use the freshly built components unless they are installed already.
-if [ -f "$build/.libs/mca_coll_adaptx.so" ] && [ ! -f "$pkglibdir/mca_coll_adaptx.so" ]; then
-    export OMPI_MCA_mca_base_component_path="$pkglibdir:$build/.libs"
+# Prefer the build tree's components (the first copy in the path wins);
+# otherwise Open MPI finds the installed ones in its own directory.
+if [ -f "$build/.libs/mca_coll_adaptx.so" ]; then
+    export OMPI_MCA_mca_base_component_path="$build/.libs:$pkglibdir"
 fi
 out=$(mktemp -d /tmp/collx-demo.XXXXXX)
 trap 'rm -rf "$out"' EXIT

@@ -4,8 +4,10 @@
 : "${OMPI_PKGLIBDIR:?run through make check}"
 MPIRUN=${MPIRUN:-mpirun}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# load our freshly built components (the system directory must stay first)
-export OMPI_MCA_mca_base_component_path="$OMPI_PKGLIBDIR:$COLLX_BUILDDIR/.libs"
+# load our freshly built components: first in the path wins, so a copy
+# installed in the system directory does not shadow the build; the system
+# directory must stay in the path for Open MPI's own components
+export OMPI_MCA_mca_base_component_path="$COLLX_BUILDDIR/.libs:$OMPI_PKGLIBDIR"
 CHECKER="$COLLX_BUILDDIR/test/mpi/collx_check"
 LIFECYCLE="$COLLX_BUILDDIR/test/mpi/comm_lifecycle"
 CLUSTER="$COLLX_SRCDIR/test/cluster/cluster.sh"

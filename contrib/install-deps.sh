@@ -1,0 +1,17 @@
+#!/bin/bash
+# Debian 12 packages collx needs to build, test and demonstrate (root).
+set -e
+pkgs="build-essential autoconf automake libtool pkg-config
+      libopenmpi-dev openmpi-bin libhwloc-dev check nlohmann-json3-dev
+      iproute2 util-linux coreutils"
+missing=""
+for p in $pkgs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    [ "$(id -u)" = 0 ] || { echo "install-deps.sh: run as root to install:$missing" >&2; exit 1; }
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends $missing
+fi
+echo "install-deps.sh: all packages present"
