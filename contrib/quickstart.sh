@@ -5,10 +5,7 @@
 # emulated nodes).  Extra arguments go to contrib/demo.sh.
 set -e
 cd "$(dirname "$0")/.."
-contrib/install-deps.sh
-[ -x configure ] || ./autogen.sh
-[ -f Makefile ] || ./configure
-make -j"$(nproc)"
+contrib/build.sh
 make install
 echo
 echo "installed: $(ompi_info | grep -E 'coll: (hanx|adaptx)' | sed 's/^ *//' | tr '\n' ';')"

@@ -83,13 +83,16 @@ void Operation::drive() {
     driving_ = false;
 }
 
-bool Operation::send(const void *buf, std::size_t count, int peer, Xfer x) {
+bool Operation::post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xfer x) {
     Xfer *rec = new Xfer(x);
     rec->op = this;
-    rec->kind = Xfer::Send;
-    ++sends_in_flight_;
-    if (t_.isend(t_.ctx, buf, count, &dt_, peer, tag_, rec) != 0) {
-        --sends_in_flight_;
+    rec->kind = kind;
+    int &in_flight = kind == Xfer::Send ? sends_in_flight_ : recvs_in_flight_;
+    ++in_flight;  // before posting: the completion may be reported inside the call
+    const int rc = kind == Xfer::Send ? t_.isend(t_.ctx, buf, count, &dt_, peer, tag_, rec)
+                                      : t_.irecv(t_.ctx, buf, count, &dt_, peer, tag_, rec);
+    if (rc != 0) {
+        --in_flight;
         delete rec;
         status_ = COLLX_ERR;
         return false;
@@ -97,18 +100,12 @@ bool Operation::send(const void *buf, std::size_t count, int peer, Xfer x) {
     return true;
 }
 
+bool Operation::send(const void *buf, std::size_t count, int peer, Xfer x) {
+    return post(Xfer::Send, const_cast<void *>(buf), count, peer, x);
+}
+
 bool Operation::recv(void *buf, std::size_t count, int peer, Xfer x) {
-    Xfer *rec = new Xfer(x);
-    rec->op = this;
-    rec->kind = Xfer::Recv;
-    ++recvs_in_flight_;
-    if (t_.irecv(t_.ctx, buf, count, &dt_, peer, tag_, rec) != 0) {
-        --recvs_in_flight_;
-        delete rec;
-        status_ = COLLX_ERR;
-        return false;
-    }
-    return true;
+    return post(Xfer::Recv, buf, count, peer, x);
 }
 
 bool Operation::reduce(const void *in, void *inout, std::size_t count, void *op) {

@@ -85,6 +85,7 @@ class Operation {
     int recvs_in_flight_ = 0;
 
   private:
+    bool post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xfer x);
     void drive();
     std::recursive_mutex mu_;
     std::deque<std::pair<Xfer *, int>> events_;

@@ -5,6 +5,7 @@
 . "$(dirname "$0")/../mpi/common.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: emulated nodes need root"; exit 77; }
 
+export COLLX_CLUSTER_TAG="t$$"  # our runs' namespaces: cxt<pid>p<pid>-*
 nodes() { "$CLUSTER" "$@"; }
 
 step "adaptx serves MPI_Bcast on 2 nodes" served_by adaptx bcast nodes -n 2 -m 2 --timeout 120 --
@@ -24,7 +25,10 @@ step "hanx checker, 2x2 round-robin placement" \
 step "communicator lifecycle and finalize on 2 nodes" \
     nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 \
     "$LIFECYCLE" 100
-leftovers() { ! ip netns list | grep -q "^cx[0-9]*-"; }
-step "no namespaces left behind" leftovers
+fails() { ! "$@"; }
+step "a failing program makes the run fail" fails nodes -n 2 -m 1 --timeout 60 -- false
+step "a hung program is killed at the time limit" fails nodes -n 2 -m 1 --timeout 3 -- sleep 60
+leftovers() { ! ip netns list | grep -q "^cx${COLLX_CLUSTER_TAG}p"; }
+step "no namespaces left behind, even after failures" leftovers
 
 finish

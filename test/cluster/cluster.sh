@@ -51,8 +51,9 @@ fi
 IFS=, read -r -a slot_of <<< "$slots"
 [ "${#slot_of[@]}" = "$nodes" ] || { echo "cluster.sh: --slots needs $nodes entries" >&2; exit 2; }
 
-# A prefix of our own, so parallel runs and leftovers never collide.
-prefix="cx$$"
+# A prefix of our own, so parallel runs and leftovers never collide;
+# COLLX_CLUSTER_TAG lets a caller recognise its own namespaces.
+prefix="cx${COLLX_CLUSTER_TAG:-}p$$"
 export COLLX_CLUSTER_PREFIX=$prefix
 net=198.51.100
 br=$prefix-br head=$prefix-head

@@ -27,13 +27,17 @@ typedef struct mca_coll_adaptx_component_t {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adaptx_component_t mca_coll_adaptx_component;
 
+/* What ran before us, for the cases we hand back. */
+typedef struct adaptx_prev_t {
+    mca_coll_base_module_bcast_fn_t bcast;
+    mca_coll_base_module_t *bcast_module;
+    mca_coll_base_module_reduce_fn_t reduce;
+    mca_coll_base_module_t *reduce_module;
+} adaptx_prev_t;
+
 typedef struct mca_coll_adaptx_module_t {
     mca_coll_base_module_t super;
-    /* what ran before us, for the cases we hand back */
-    mca_coll_base_module_bcast_fn_t previous_bcast;
-    mca_coll_base_module_t *previous_bcast_module;
-    mca_coll_base_module_reduce_fn_t previous_reduce;
-    mca_coll_base_module_t *previous_reduce_module;
+    adaptx_prev_t prev;
 } mca_coll_adaptx_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adaptx_module_t);
 

@@ -2,14 +2,12 @@
 
 #include "coll_adaptx.h"
 #include "../collx_glue/collx_glue.h"
-#include "opal/util/output.h"
 
 const char *mca_coll_adaptx_component_version_string = "collx adaptx collective component";
 
 static int adaptx_open(void);
 static int adaptx_close(void);
 static int adaptx_register(void);
-static int adaptx_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 
 mca_coll_adaptx_component_t mca_coll_adaptx_component = {
     .super = {
@@ -25,7 +23,7 @@ mca_coll_adaptx_component_t mca_coll_adaptx_component = {
         .collm_data = {
             MCA_BASE_METADATA_PARAM_CHECKPOINT
         },
-        .collm_init_query = adaptx_init_query,
+        .collm_init_query = collx_glue_init_query,
         .collm_comm_query = mca_coll_adaptx_comm_query,
     },
     .priority = 0,
@@ -33,27 +31,13 @@ mca_coll_adaptx_component_t mca_coll_adaptx_component = {
 
 static int adaptx_open(void)
 {
-    mca_coll_adaptx_component_t *c = &mca_coll_adaptx_component;
-    collx_glue_register_help();
-    c->output = -1;
-    if (c->verbose > 0) {
-        c->output = opal_output_open(NULL);
-        opal_output_set_verbosity(c->output, c->verbose);
-    }
+    mca_coll_adaptx_component.output = collx_glue_open_output(mca_coll_adaptx_component.verbose);
     return OMPI_SUCCESS;
 }
 
 static int adaptx_close(void)
 {
-    if (mca_coll_adaptx_component.output >= 0) opal_output_close(mca_coll_adaptx_component.output);
-    mca_coll_adaptx_component.output = -1;
-    return OMPI_SUCCESS;
-}
-
-static int adaptx_init_query(bool enable_progress_threads, bool enable_mpi_threads)
-{
-    (void)enable_progress_threads;
-    (void)enable_mpi_threads;
+    collx_glue_close_output(&mca_coll_adaptx_component.output);
     return OMPI_SUCCESS;
 }
 

@@ -1,5 +1,7 @@
 #include "ompi_config.h"
 
+#include <string.h>
+
 #include "coll_adaptx.h"
 #include "../collx_glue/collx_glue.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -14,16 +16,13 @@
 
 static void adaptx_module_construct(mca_coll_adaptx_module_t *m)
 {
-    m->previous_bcast = NULL;
-    m->previous_bcast_module = NULL;
-    m->previous_reduce = NULL;
-    m->previous_reduce_module = NULL;
+    memset(&m->prev, 0, sizeof(m->prev));
 }
 
 static void adaptx_module_destruct(mca_coll_adaptx_module_t *m)
 {
-    if (m->previous_bcast_module) OBJ_RELEASE(m->previous_bcast_module);
-    if (m->previous_reduce_module) OBJ_RELEASE(m->previous_reduce_module);
+    COLLX_RELEASE_PREV(m->prev, bcast);
+    COLLX_RELEASE_PREV(m->prev, reduce);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_adaptx_module_t, mca_coll_base_module_t, adaptx_module_construct,
@@ -32,17 +31,8 @@ OBJ_CLASS_INSTANCE(mca_coll_adaptx_module_t, mca_coll_base_module_t, adaptx_modu
 static int adaptx_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
-    /* Keep what would have run without us, for the cases we hand back. */
-    if (NULL == comm->c_coll->coll_bcast_module || NULL == comm->c_coll->coll_reduce_module) {
-        ADAPTX_LOG(1, "coll:adaptx: no previous bcast/reduce on %s; not enabling", comm->c_name);
-        return OMPI_ERROR;
-    }
-    m->previous_bcast = comm->c_coll->coll_bcast;
-    m->previous_bcast_module = comm->c_coll->coll_bcast_module;
-    OBJ_RETAIN(m->previous_bcast_module);
-    m->previous_reduce = comm->c_coll->coll_reduce;
-    m->previous_reduce_module = comm->c_coll->coll_reduce_module;
-    OBJ_RETAIN(m->previous_reduce_module);
+    COLLX_SAVE_PREV(m->prev, comm, bcast);
+    COLLX_SAVE_PREV(m->prev, comm, reduce);
     ADAPTX_LOG(1, "coll:adaptx: enabled on %s (cid %d, size %d)", comm->c_name,
                (int)ompi_comm_get_cid(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
@@ -99,7 +89,7 @@ int mca_coll_adaptx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, i
                                MCA_COLL_BASE_TAG_BCAST, &tun, &op);
     if (COLLX_ERR_UNSUPPORTED == rc) {
         ADAPTX_LOG(1, "coll:adaptx: bcast case not handled; falling back");
-        return m->previous_bcast(buf, count, dtype, root, comm, m->previous_bcast_module);
+        return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
     }
     if (COLLX_OK != rc) return report("MPI_Bcast", collx_glue_rc(rc));
     return report("MPI_Bcast", collx_glue_wait(op));
@@ -129,8 +119,7 @@ int mca_coll_adaptx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_
                                 root, MCA_COLL_BASE_TAG_REDUCE, &tun, &cop);
     if (COLLX_ERR_UNSUPPORTED == rc) {
         ADAPTX_LOG(1, "coll:adaptx: reduce case not handled; falling back");
-        return m->previous_reduce(sbuf, rbuf, count, dtype, op, root, comm,
-                                  m->previous_reduce_module);
+        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     }
     if (COLLX_OK != rc) return report("MPI_Reduce", collx_glue_rc(rc));
     return report("MPI_Reduce", collx_glue_wait(cop));

@@ -6,6 +6,7 @@
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
 /* ------------------------------------------------------------ transport */
@@ -114,6 +115,30 @@ void collx_glue_register_help(void)
 #ifdef COLLX_SRC_HELP_DIR
     opal_show_help_add_dir(COLLX_SRC_HELP_DIR);
 #endif
+}
+
+/* ------------------------------------------------------ component helpers */
+
+int collx_glue_open_output(int verbose)
+{
+    collx_glue_register_help();
+    if (verbose <= 0) return -1;
+    int output = opal_output_open(NULL);
+    opal_output_set_verbosity(output, verbose);
+    return output;
+}
+
+void collx_glue_close_output(int *output)
+{
+    if (*output >= 0) opal_output_close(*output);
+    *output = -1;
+}
+
+int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
+{
+    (void)enable_progress_threads;
+    (void)enable_mpi_threads;
+    return OMPI_SUCCESS;
 }
 
 /* --------------------------------------------------------- MCA variables */

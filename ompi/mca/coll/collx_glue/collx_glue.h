@@ -29,6 +29,32 @@ int collx_glue_wait(collx_op_t *op);
 /* Map a collx core return code to an OMPI one. */
 int collx_glue_rc(int collx_rc);
 
+/* Component open/close helpers: an opal_output stream when verbose > 0
+ * (else -1), and the help files registered. */
+int collx_glue_open_output(int verbose);
+void collx_glue_close_output(int *output);
+
+/* collm_init_query of both components: nothing to check. */
+int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads);
+
+/* In module enable: remember (and retain) the module that provided `api`
+ * before us on `comm`, for the cases we hand back.  `prev` is a struct
+ * with members `api` and `api##_module`.  Fails the enable when there is
+ * none. */
+#define COLLX_SAVE_PREV(prev, comm, api)                                                  \
+    do {                                                                                  \
+        if (NULL == (comm)->c_coll->coll_##api##_module) return OMPI_ERROR;               \
+        (prev).api = (comm)->c_coll->coll_##api;                                          \
+        (prev).api##_module = (comm)->c_coll->coll_##api##_module;                        \
+        OBJ_RETAIN((prev).api##_module);                                                  \
+    } while (0)
+
+#define COLLX_RELEASE_PREV(prev, api)                                                     \
+    do {                                                                                  \
+        if ((prev).api##_module) OBJ_RELEASE((prev).api##_module);                        \
+        (prev).api##_module = NULL;                                                       \
+    } while (0)
+
 /* Make our help files known to opal_show_help (idempotent). */
 void collx_glue_register_help(void);
 

@@ -103,28 +103,20 @@ static void hanx_module_destruct(mca_coll_hanx_module_t *m)
 {
     live_remove(m);
     free_subcomms(m);
-    if (m->prev.bcast_module) OBJ_RELEASE(m->prev.bcast_module);
-    if (m->prev.reduce_module) OBJ_RELEASE(m->prev.reduce_module);
-    if (m->prev.allreduce_module) OBJ_RELEASE(m->prev.allreduce_module);
+    COLLX_RELEASE_PREV(m->prev, bcast);
+    COLLX_RELEASE_PREV(m->prev, reduce);
+    COLLX_RELEASE_PREV(m->prev, allreduce);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_hanx_module_t, mca_coll_base_module_t, hanx_module_construct,
                    hanx_module_destruct);
 
-#define HANX_SAVE_PREV(m, comm, api)                                                      \
-    do {                                                                                  \
-        if (NULL == (comm)->c_coll->coll_##api##_module) return OMPI_ERROR;               \
-        (m)->prev.api = (comm)->c_coll->coll_##api;                                       \
-        (m)->prev.api##_module = (comm)->c_coll->coll_##api##_module;                     \
-        OBJ_RETAIN((m)->prev.api##_module);                                               \
-    } while (0)
-
 static int hanx_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    HANX_SAVE_PREV(m, comm, bcast);
-    HANX_SAVE_PREV(m, comm, reduce);
-    HANX_SAVE_PREV(m, comm, allreduce);
+    COLLX_SAVE_PREV(m->prev, comm, bcast);
+    COLLX_SAVE_PREV(m->prev, comm, reduce);
+    COLLX_SAVE_PREV(m->prev, comm, allreduce);
     HANX_LOG(1, "coll:hanx: enabled on %s (cid %d, size %d)", comm->c_name,
              (int)ompi_comm_get_cid(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
