@@ -1,4 +1,6 @@
 // extern "C" entry points of the core.
+#include <algorithm>
+#include <cmath>
 #include <new>
 
 #include "collx/collx.h"
@@ -13,7 +15,8 @@ namespace {
 bool valid(const collx_transport_t *t, const collx_dtype_t *dt, int root, const collx_tuning_t *tun,
            collx_op_t **out) {
     return t && dt && tun && out && t->size > 0 && t->rank >= 0 && t->rank < t->size && root >= 0 &&
-           root < t->size && dt->extent >= 0 && dt->true_extent >= 0;
+           root < t->size && dt->extent >= 0 && dt->true_extent >= 0 && tun->tree >= 0 &&
+           tun->tree < COLLX_TREE_COUNT;
 }
 
 template <class Make>
@@ -21,7 +24,7 @@ int start(collx_op_t **out, Make make) {
     try {
         auto *op = new collx_op{make()};
         *out = op;
-        op->impl->start();
+        op->impl->start();  // may finish (and notify) at once
         return COLLX_OK;
     } catch (const std::bad_alloc &) {
         return COLLX_ERR_NOMEM;
@@ -40,27 +43,49 @@ void collx_xfer_complete(void *token, int status) {
 }
 
 const char *collx_tree_name(int kind) {
-    switch (kind) {
-        case COLLX_TREE_BINOMIAL: return "binomial";
-        default: return nullptr;
-    }
+    if (kind < 0 || kind >= COLLX_TREE_COUNT) return nullptr;
+    collx_tuning_t t{};
+    t.tree = kind;
+    return collx::tree_kind_name(collx::shape_of(t).kind);
+}
+
+size_t collx_lp_segment_bytes(size_t n, int P, double alpha, double beta) {
+    if (P <= 2 || n == 0 || alpha <= 0 || beta <= 0) return std::max<size_t>(n, 1);
+    const double s = std::sqrt(static_cast<double>(n) * alpha / ((P - 2) * beta));
+    const double lo = std::min<double>(1024.0, static_cast<double>(n));
+    return static_cast<size_t>(std::clamp(s, lo, static_cast<double>(n)));
 }
 
 int collx_bcast_start(const collx_transport_t *t, void *buf, size_t count, const collx_dtype_t *dt,
-                      int root, int tag, const collx_tuning_t *tun, collx_op_t **out) {
+                      int root, int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                      collx_op_t **out) {
     if (!valid(t, dt, root, tun, out)) return COLLX_ERR_ARG;
     if (dt->extent == 0 && dt->size != 0) return COLLX_ERR_UNSUPPORTED;
-    return start(out, [&] { return collx::make_bcast(*t, buf, count, *dt, root, tag, *tun); });
+    return start(out,
+                 [&] { return collx::make_bcast(*t, buf, count, *dt, root, tag, *tun, notify); });
 }
 
 int collx_reduce_start(const collx_transport_t *t, const void *sendbuf, void *recvbuf, size_t count,
                        const collx_dtype_t *dt, void *op, int commutative, int root, int tag,
-                       const collx_tuning_t *tun, collx_op_t **out) {
+                       const collx_tuning_t *tun, const collx_notify_t *notify,
+                       collx_op_t **out) {
     if (!valid(t, dt, root, tun, out)) return COLLX_ERR_ARG;
     if (dt->extent <= 0 && dt->size != 0) return COLLX_ERR_UNSUPPORTED;
     return start(out, [&] {
-        return collx::make_reduce(*t, sendbuf, recvbuf, count, *dt, op, commutative != 0, root, tag,
-                                  *tun);
+        return collx::make_reduce(*t, sendbuf, recvbuf, count, *dt, op, commutative != 0, root,
+                                  false, tag, *tun, notify);
+    });
+}
+
+int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void *recvbuf,
+                          size_t count, const collx_dtype_t *dt, void *op, int commutative,
+                          int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                          collx_op_t **out) {
+    if (!valid(t, dt, 0, tun, out)) return COLLX_ERR_ARG;
+    if (dt->extent <= 0 && dt->size != 0) return COLLX_ERR_UNSUPPORTED;
+    return start(out, [&] {
+        return collx::make_reduce(*t, sendbuf, recvbuf, count, *dt, op, commutative != 0, 0, true,
+                                  tag, *tun, notify);
     });
 }
 

@@ -42,21 +42,51 @@ void BufferPool::put(char *buf) {
 
 // --------------------------------------------------------------- operation
 
-Operation::Operation(const collx_transport_t &t, int tag, const collx_tuning_t &tun)
-    : t_(t), tag_(tag), tun_(tun) {
-    tun_.max_send = std::max(1, tun_.max_send);
-    tun_.max_recv = std::max(1, tun_.max_recv);
+TreeShape shape_of(const collx_tuning_t &tun) {
+    TreeShape s;
+    s.fanout = tun.fanout < 1 ? 1 : tun.fanout;
+    switch (tun.tree) {
+        case COLLX_TREE_IN_ORDER_BINOMIAL: s.kind = TreeKind::InOrderBinomial; break;
+        case COLLX_TREE_BINARY: s.kind = TreeKind::Binary; break;
+        case COLLX_TREE_KNOMIAL: s.kind = TreeKind::Knomial; break;
+        case COLLX_TREE_CHAIN: s.kind = TreeKind::Chain; break;
+        case COLLX_TREE_PIPELINE: s.kind = TreeKind::Pipeline; break;
+        case COLLX_TREE_LINEAR: s.kind = TreeKind::Linear; break;
+        case COLLX_TREE_BINOMIAL:
+        default: s.kind = TreeKind::Binomial; break;
+    }
+    return s;
 }
 
+Operation::Operation(const collx_transport_t &t, const collx_dtype_t &dt, int tag,
+                     const collx_tuning_t &tun, const collx_notify_t *notify)
+    : t_(t), dt_(dt), tag_(tag), tun_(tun) {
+    tun_.max_send = std::max(1, tun_.max_send);
+    tun_.max_recv = std::max(1, tun_.max_recv);
+    if (notify) notify_ = *notify;
+}
+
+// The notification runs after the lock is released and touches nothing of
+// the operation afterwards: whoever it wakes may free the operation.
 void Operation::start() {
-    std::lock_guard<std::recursive_mutex> g(mu_);
-    drive();
+    collx_notify_t n{nullptr, nullptr};
+    int st = COLLX_OK;
+    {
+        std::lock_guard<std::recursive_mutex> g(mu_);
+        if (drive()) n = notify_, st = status_;
+    }
+    if (n.fn) n.fn(n.ctx, st);
 }
 
 void Operation::complete(Xfer *x, int status) {
-    std::lock_guard<std::recursive_mutex> g(mu_);
-    events_.emplace_back(x, status);
-    if (!driving_) drive();
+    collx_notify_t n{nullptr, nullptr};
+    int st = COLLX_OK;
+    {
+        std::lock_guard<std::recursive_mutex> g(mu_);
+        events_.emplace_back(x, status);
+        if (!driving_ && drive()) n = notify_, st = status_;
+    }
+    if (n.fn) n.fn(n.ctx, st);
 }
 
 bool Operation::finished(int *status) {
@@ -65,7 +95,8 @@ bool Operation::finished(int *status) {
     return done_;
 }
 
-void Operation::drive() {
+bool Operation::drive() {
+    if (done_) return false;
     driving_ = true;
     for (;;) {
         while (!events_.empty()) {
@@ -79,8 +110,12 @@ void Operation::drive() {
         if (!failed()) post_ready();
         if (events_.empty()) break;
     }
-    if (sends_in_flight_ == 0 && recvs_in_flight_ == 0 && (failed() || all_done())) done_ = true;
     driving_ = false;
+    if (sends_in_flight_ == 0 && recvs_in_flight_ == 0 && (failed() || all_done())) {
+        done_ = true;
+        return true;
+    }
+    return false;
 }
 
 bool Operation::post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xfer x) {
@@ -125,33 +160,52 @@ bool Operation::copy(void *dst, const void *src, std::size_t count) {
     return true;
 }
 
-// ------------------------------------------------------------------- bcast
-
 namespace {
 
-TreeNode tree_for_bcast(const collx_tuning_t &tun, int P, int root, int rank) {
-    switch (tun.tree) {
-        case COLLX_TREE_BINOMIAL:
-        default:
-            return binomial_bcast_node(P, root, rank);
+// Releases items in index order although they become ready in any order:
+// MPI matches a pair's messages in posting order, while completions (a
+// small eager segment overtakes a large rendezvous one) arrive in any.
+class InOrder {
+  public:
+    explicit InOrder(std::size_t n = 0) : ready_(n, 0) {}
+    // mark i ready; call f(j) for every j that may now go, in order
+    template <class F>
+    void ready(std::size_t i, F f) {
+        ready_[i] = 1;
+        while (next_ < ready_.size() && ready_[next_]) f(next_++);
     }
-}
+
+  private:
+    std::vector<char> ready_;
+    std::size_t next_ = 0;
+};
+
+// A send waiting for an outstanding-send slot.
+struct PendingSend {
+    std::size_t seg;
+    int peer;
+    std::size_t peer_idx;
+    const char *src;
+    char *release;  // pooled buffer to give back when sent
+    Xfer::Phase phase;
+};
+
+// ------------------------------------------------------------------- bcast
 
 class Bcast final : public Operation {
   public:
     Bcast(const collx_transport_t &t, void *buf, std::size_t count, const collx_dtype_t &dt,
-          int root, int tag, const collx_tuning_t &tun)
-        : Operation(t, tag, tun),
+          int root, int tag, const collx_tuning_t &tun, const collx_notify_t *notify)
+        : Operation(t, dt, tag, tun, notify),
           buf_(static_cast<char *>(buf)),
           seg_(count, dt.size, tun.segment_bytes),
-          node_(tree_for_bcast(tun, t.size, root, t.rank)) {
-        dt_ = dt;
+          node_(tree_node(shape_of(tun), t.size, root, t.rank)),
+          fwd_(seg_.nseg) {
+        order_for_bcast(node_);
         is_root_ = (t.rank == root);
         sends_total_ = seg_.nseg * node_.children.size();
         if (is_root_)
             for (std::size_t s = 0; s < seg_.nseg; ++s) queue_sends(s);
-        else
-            have_.assign(seg_.nseg, 0);
     }
 
   private:
@@ -159,16 +213,13 @@ class Bcast final : public Operation {
         return buf_ + static_cast<std::ptrdiff_t>(seg_.first(s)) * dt_.extent;
     }
     void queue_sends(std::size_t s) {
-        for (std::size_t c = 0; c < node_.children.size(); ++c) send_q_.emplace_back(s, c);
+        for (std::size_t c = 0; c < node_.children.size(); ++c)
+            send_q_.push_back({s, node_.children[c], c, at(s), nullptr, Xfer::Down});
     }
     void on_done(Xfer &x) override {
         if (x.kind == Xfer::Recv) {
             ++recvd_;
-            // Receives may report completion out of order (a small eager
-            // segment can overtake a large rendezvous one), but children
-            // match our sends in posting order: forward in segment order.
-            have_[x.seg] = 1;
-            while (next_fwd_ < seg_.nseg && have_[next_fwd_]) queue_sends(next_fwd_++);
+            fwd_.ready(x.seg, [&](std::size_t s) { queue_sends(s); });
         } else {
             ++sends_done_;
         }
@@ -180,12 +231,12 @@ class Bcast final : public Operation {
             if (!recv(at(x.seg), seg_.length(x.seg), node_.parent, x)) return;
         }
         while (!send_q_.empty() && sends_in_flight_ < tun_.max_send) {
-            auto [s, c] = send_q_.front();
+            PendingSend p = send_q_.front();
             send_q_.pop_front();
             Xfer x;
-            x.seg = s;
-            x.peer_idx = c;
-            if (!send(at(s), seg_.length(s), node_.children[c], x)) return;
+            x.seg = p.seg;
+            x.peer_idx = p.peer_idx;
+            if (!send(p.src, seg_.length(p.seg), p.peer, x)) return;
         }
     }
     bool all_done() const override {
@@ -195,46 +246,52 @@ class Bcast final : public Operation {
     char *buf_;
     Segmentation seg_;
     TreeNode node_;
+    InOrder fwd_;
     bool is_root_ = false;
     std::size_t next_recv_ = 0, recvd_ = 0, sends_done_ = 0, sends_total_ = 0;
-    std::vector<char> have_;  // segments received (non-root)
-    std::size_t next_fwd_ = 0;  // next segment to forward, in order
-    std::deque<std::pair<std::size_t, std::size_t>> send_q_;
+    std::deque<PendingSend> send_q_;
 };
 
-// ------------------------------------------------------------------ reduce
+// --------------------------------------------------------- reduce, allreduce
 
-class Reduce final : public Operation {
+// Up phase (both): every rank combines its children's partial results with
+// its own contribution, segment by segment, and sends the result to its
+// parent; the root's result lands in recvbuf.  Down phase (allreduce
+// only): the root's result segments flow back down the same tree into
+// every rank's recvbuf.  A rank receives segment s of the result only after
+// its own up-going send of s completed, since with MPI_IN_PLACE that send
+// reads recvbuf.
+class ReduceOp final : public Operation {
   public:
-    Reduce(const collx_transport_t &t, const void *sendbuf, void *recvbuf, std::size_t count,
-           const collx_dtype_t &dt, void *op, bool commutative, int root, int tag,
-           const collx_tuning_t &tun)
-        : Operation(t, tag, tun),
+    ReduceOp(const collx_transport_t &t, const void *sendbuf, void *recvbuf, std::size_t count,
+             const collx_dtype_t &dt, void *op, bool commutative, int root, bool all, int tag,
+             const collx_tuning_t &tun, const collx_notify_t *notify)
+        : Operation(t, dt, tag, tun, notify),
           sbuf_(static_cast<const char *>(sendbuf)),
           rbuf_(static_cast<char *>(recvbuf)),
           op_(op),
           commute_(commutative),
+          all_(all),
           seg_(count, dt.size, tun.segment_bytes),
-          node_(commutative ? binomial_node(t.size, root, t.rank)
-                            : ordered_reduce_node(t.size, root, t.rank)),
-          pool_(dt, seg_.per_seg) {
-        dt_ = dt;
-        is_root_ = (t.rank == root);
-        in_place_ = is_root_ && sendbuf == nullptr;
+          node_(commutative ? tree_node(shape_of(tun), t.size, all ? 0 : root, t.rank)
+                            : ordered_node(shape_of(tun), t.size, all ? 0 : root, t.rank)),
+          pool_(dt, seg_.per_seg),
+          up_(seg_.nseg),
+          down_(seg_.nseg) {
+        is_root_ = node_.parent < 0;
+        in_place_ = sendbuf == nullptr && (all_ || is_root_);
         nchild_ = node_.children.size();
         st_.resize(nchild_ ? seg_.nseg : 0);
-        if (!is_root_ && nchild_) {
-            ready_.assign(seg_.nseg, nullptr);
-            up_done_.assign(seg_.nseg, 0);
-        }
         for (auto &s : st_) s.got.assign(commute_ ? 0 : nchild_, nullptr);
+        up_sent_.assign(all_ && !is_root_ ? seg_.nseg : 0, 0);
         buf_limit_ = static_cast<std::size_t>(tun_.max_recv + tun_.max_send) + nchild_ + 1;
+        down_total_ = all_ ? seg_.nseg * nchild_ : 0;
         if (nchild_ == 0) {
             if (is_root_) {  // a single rank: the result is its own data
                 if (!in_place_) copy(rbuf_, sbuf_, seg_.count);
                 folded_ = seg_.nseg;
             } else {
-                for (std::size_t s = 0; s < seg_.nseg; ++s) send_q_.emplace_back(s, nullptr);
+                for (std::size_t s = 0; s < seg_.nseg; ++s) segment_complete(s, nullptr);
             }
         }
     }
@@ -253,17 +310,25 @@ class Reduce final : public Operation {
     const char *own(std::size_t s) const { return (in_place_ ? rbuf_ : sbuf_) + off(s); }
     char *result(std::size_t s) const { return rbuf_ + off(s); }
 
-    // Segments finish in any order, but the parent matches our sends in
-    // posting order: send them up in segment order.
+    void queue_down(std::size_t s) {
+        for (std::size_t c = 0; c < nchild_; ++c)
+            down_q_.push_back({s, node_.children[c], c, result(s), nullptr, Xfer::Down});
+    }
+
+    // Segment s is reduced over this rank's subtree (acc: the pooled buffer
+    // holding it, nullptr when it is the rank's own data or recvbuf).
     void segment_complete(std::size_t s, char *acc) {
         ++folded_;
-        if (is_root_) return;
-        ready_[s] = acc;
-        up_done_[s] = 1;
-        while (next_up_ < seg_.nseg && up_done_[next_up_]) {
-            send_q_.emplace_back(next_up_, ready_[next_up_]);
-            ++next_up_;
+        if (is_root_) {
+            if (all_) down_.ready(s, [&](std::size_t k) { queue_down(k); });
+            return;
         }
+        held_.resize(seg_.nseg, nullptr);
+        held_[s] = acc;
+        up_.ready(s, [&](std::size_t k) {
+            up_q_.push_back({k, node_.parent, 0, held_[k] ? held_[k] : own(k), held_[k],
+                               Xfer::Up});
+        });
     }
 
     void arrive_commutative(std::size_t s, char *b) {
@@ -293,7 +358,7 @@ class Reduce final : public Operation {
         const std::size_t n = seg_.length(s);
         const char *ownp = own(s);
         char *own_copy = nullptr;
-        if (in_place_) {  // own data lives where the result goes
+        if (in_place_ && is_root_) {  // own data lives where the result goes
             own_copy = pool_.get();
             if (!copy(own_copy, ownp, n)) return;
             ownp = own_copy;
@@ -323,12 +388,23 @@ class Reduce final : public Operation {
     }
 
     void on_done(Xfer &x) override {
+        const bool up = x.phase == Xfer::Up;
         if (x.kind == Xfer::Send) {
+            --(up ? up_sends_ : down_sends_);
             pool_.put(x.buf);
-            ++sent_;
+            if (up) {
+                ++sent_up_;
+                if (all_) up_sent_[x.seg] = 1;
+            } else {
+                ++down_sent_;
+            }
             return;
         }
-        if (commute_) {
+        --(up ? up_recvs_ : down_recvs_);
+        if (!up) {  // a segment of the final result
+            ++down_recvd_;
+            down_.ready(x.seg, [&](std::size_t k) { queue_down(k); });
+        } else if (commute_) {
             arrive_commutative(x.seg, x.buf);
         } else {
             SegState &st = st_[x.seg];
@@ -337,10 +413,16 @@ class Reduce final : public Operation {
         }
     }
 
+    // The two phases have separate budgets and queues: the up phase never
+    // waits for a resource the down phase holds (its progress depends only
+    // on the subtree below), so the down phase, which depends on the up
+    // phase, cannot close a cycle.
     void post_ready() override {
-        while (nchild_ && rseg_ < seg_.nseg && recvs_in_flight_ < tun_.max_recv &&
+        // up phase: children's partial results, segment-major
+        while (nchild_ && rseg_ < seg_.nseg && up_recvs_ < tun_.max_recv &&
                pool_.in_use() < buf_limit_) {
             Xfer x;
+            x.phase = Xfer::Up;
             x.seg = rseg_;
             x.peer_idx = rchild_;
             x.buf = pool_.get();
@@ -348,56 +430,77 @@ class Reduce final : public Operation {
                 rchild_ = 0;
                 ++rseg_;
             }
+            ++up_recvs_;
             if (!recv(x.buf, seg_.length(x.seg), node_.children[x.peer_idx], x)) return;
         }
-        while (!send_q_.empty() && sends_in_flight_ < tun_.max_send) {
-            auto [s, acc] = send_q_.front();
-            send_q_.pop_front();
+        // down phase: the result, once our own send of that segment is done
+        while (all_ && !is_root_ && dseg_ < seg_.nseg && up_sent_[dseg_] &&
+               down_recvs_ < tun_.max_recv) {
             Xfer x;
-            x.seg = s;
-            x.buf = acc;  // released when the send completes
-            const char *src = acc ? acc : own(s);
-            if (!send(src, seg_.length(s), node_.parent, x)) return;
+            x.phase = Xfer::Down;
+            x.seg = dseg_++;
+            ++down_recvs_;
+            if (!recv(result(x.seg), seg_.length(x.seg), node_.parent, x)) return;
         }
+        if (!drain(up_q_, up_sends_)) return;
+        drain(down_q_, down_sends_);
+    }
+
+    bool drain(std::deque<PendingSend> &q, int &in_flight) {
+        while (!q.empty() && in_flight < tun_.max_send) {
+            PendingSend p = q.front();
+            q.pop_front();
+            Xfer x;
+            x.phase = p.phase;
+            x.seg = p.seg;
+            x.peer_idx = p.peer_idx;
+            x.buf = p.release;
+            ++in_flight;
+            if (!send(p.src, seg_.length(p.seg), p.peer, x)) return false;
+        }
+        return true;
     }
 
     bool all_done() const override {
-        return is_root_ ? folded_ == seg_.nseg : sent_ == seg_.nseg;
+        const bool up_done = is_root_ ? folded_ == seg_.nseg : sent_up_ == seg_.nseg;
+        if (!all_) return up_done;
+        return up_done && (is_root_ || down_recvd_ == seg_.nseg) && down_sent_ == down_total_;
     }
 
     const char *sbuf_;
     char *rbuf_;
     void *op_;
-    bool commute_;
+    bool commute_, all_;
     Segmentation seg_;
     TreeNode node_;
     BufferPool pool_;
+    InOrder up_, down_;
     bool is_root_ = false, in_place_ = false;
     std::size_t nchild_ = 0;
     std::vector<SegState> st_;
+    std::vector<char *> held_;   // reduced segments waiting for their turn to go up
+    std::vector<char> up_sent_;  // allreduce: our up-going send of s completed
     std::size_t buf_limit_ = 0;
-    std::size_t rseg_ = 0, rchild_ = 0;
-    std::size_t folded_ = 0, sent_ = 0;
-    std::vector<char *> ready_;  // reduced segments waiting for their turn
-    std::vector<char> up_done_;
-    std::size_t next_up_ = 0;
-    std::deque<std::pair<std::size_t, char *>> send_q_;
+    std::size_t rseg_ = 0, rchild_ = 0, dseg_ = 0;
+    std::size_t folded_ = 0, sent_up_ = 0, down_recvd_ = 0, down_sent_ = 0, down_total_ = 0;
+    int up_sends_ = 0, down_sends_ = 0, up_recvs_ = 0, down_recvs_ = 0;  // in flight
+    std::deque<PendingSend> up_q_, down_q_;
 };
 
 }  // namespace
 
 std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,
                                       const collx_dtype_t &dt, int root, int tag,
-                                      const collx_tuning_t &tun) {
-    return std::make_unique<Bcast>(t, buf, count, dt, root, tag, tun);
+                                      const collx_tuning_t &tun, const collx_notify_t *notify) {
+    return std::make_unique<Bcast>(t, buf, count, dt, root, tag, tun, notify);
 }
 
 std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *sendbuf,
                                        void *recvbuf, std::size_t count, const collx_dtype_t &dt,
-                                       void *op, bool commutative, int root, int tag,
-                                       const collx_tuning_t &tun) {
-    return std::make_unique<Reduce>(t, sendbuf, recvbuf, count, dt, op, commutative, root, tag,
-                                    tun);
+                                       void *op, bool commutative, int root, bool all, int tag,
+                                       const collx_tuning_t &tun, const collx_notify_t *notify) {
+    return std::make_unique<ReduceOp>(t, sendbuf, recvbuf, count, dt, op, commutative, root, all,
+                                      tag, tun, notify);
 }
 
 }  // namespace collx

@@ -50,14 +50,18 @@ class BufferPool {
 struct Xfer {
     class Operation *op = nullptr;
     enum Kind { Send, Recv } kind = Send;
+    enum Phase { Up, Down } phase = Down;  // towards the root, or away from it
     std::size_t seg = 0;
-    std::size_t peer_idx = 0;  // index in the node's children (recv), or child (send)
+    std::size_t peer_idx = 0;  // index of the child (if the peer is a child)
     char *buf = nullptr;       // pooled buffer to release on completion, if any
 };
 
+TreeShape shape_of(const collx_tuning_t &tun);
+
 class Operation {
   public:
-    Operation(const collx_transport_t &t, int tag, const collx_tuning_t &tun);
+    Operation(const collx_transport_t &t, const collx_dtype_t &dt, int tag,
+              const collx_tuning_t &tun, const collx_notify_t *notify);
     virtual ~Operation() = default;
 
     void start();
@@ -78,7 +82,7 @@ class Operation {
     bool failed() const { return status_ != COLLX_OK; }
 
     collx_transport_t t_;
-    collx_dtype_t dt_{};
+    collx_dtype_t dt_;
     int tag_;
     collx_tuning_t tun_;
     int sends_in_flight_ = 0;
@@ -86,21 +90,24 @@ class Operation {
 
   private:
     bool post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xfer x);
-    void drive();
+    bool drive();  // true when this call finished the operation
+    void notify_if(bool finished_now);
     std::recursive_mutex mu_;
     std::deque<std::pair<Xfer *, int>> events_;
     bool driving_ = false;
     bool done_ = false;
     int status_ = COLLX_OK;
+    collx_notify_t notify_{nullptr, nullptr};
 };
 
 std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,
                                       const collx_dtype_t &dt, int root, int tag,
-                                      const collx_tuning_t &tun);
+                                      const collx_tuning_t &tun, const collx_notify_t *notify);
 
+// all = true: allreduce (root ignored; the tree is rooted at rank 0).
 std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *sendbuf,
                                        void *recvbuf, std::size_t count, const collx_dtype_t &dt,
-                                       void *op, bool commutative, int root, int tag,
-                                       const collx_tuning_t &tun);
+                                       void *op, bool commutative, int root, bool all, int tag,
+                                       const collx_tuning_t &tun, const collx_notify_t *notify);
 
 }  // namespace collx

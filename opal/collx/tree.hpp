@@ -1,4 +1,12 @@
 // Communication trees over P ranks: who a rank receives from and sends to.
+//
+// Every tree here is a "range tree": over virtual ranks 0..n-1 rooted at 0,
+// each node's subtree is a contiguous range of virtual ranks that starts at
+// the node itself, and a node's children are listed in increasing order.
+// Two properties follow: rotating virtual ranks (v = rank - root mod P)
+// roots the tree anywhere, and without rotation a subtree's contributions
+// are a contiguous run of real ranks -- what an order-preserving reduction
+// for non-commutative operations needs.
 #pragma once
 
 #include <cstddef>
@@ -7,45 +15,75 @@
 
 namespace collx {
 
+enum class TreeKind {
+    Binomial,         // children v+1, v+2, v+4 ...; depth ceil(log2 n)
+    InOrderBinomial,  // binomial without rotation: subtrees follow rank order
+    Binary,           // pre-order binary tree: halves of the remaining range
+    Knomial,          // radix-k generalisation of binomial (fanout = k)
+    Chain,            // `fanout` chains hanging off the root
+    Pipeline,         // one chain: the linear-pipelining (LP) schedule
+    Linear,           // the root talks to everybody
+};
+
 // One rank's view of a tree.  For reductions, `children` are listed in the
 // order in which their (subtree) contributions must be combined, and the
 // rank's own contribution stands at index `own_pos` of that sequence: the
-// rank computes c[0] op ... op own op ... op c[k-1].  For broadcasts the
-// children are listed in the order they should be served.
+// rank computes c[0] op ... op own op ... op c[k-1].
 struct TreeNode {
     int rank = 0;
     int parent = -1;  // -1 at the root
     std::vector<int> children;
+    std::vector<int> subtree;  // size of each child's subtree
     std::size_t own_pos = 0;
 };
 
-// Binomial tree rooted at `root`, ranks rotated so that root is virtual 0.
-// Children are listed by increasing subtree distance (v+1, v+2, v+4 ...),
-// so in virtual ranks each subtree is a contiguous range starting at its
-// root.  Depth ceil(log2 P).
+struct TreeShape {
+    TreeKind kind = TreeKind::Binomial;
+    int fanout = 2;  // Knomial radix (>= 2), Chain count (>= 1)
+};
+
+// Tree rooted at `root`, virtual ranks rotated so the root is virtual 0
+// (for broadcasts and commutative reductions).  InOrderBinomial is never
+// rotated: it is ordered_node() with the binomial shape.
+TreeNode tree_node(const TreeShape &shape, int P, int root, int rank);
+
+// Order-preserving tree: every subtree covers a contiguous range of *real*
+// ranks and own_pos places each rank's contribution at its rank position,
+// so folding operands in list order yields x_0 op ... op x_{P-1} whatever
+// the root.  Root 0: the shape's tree over 0..P-1 unrotated.  Root r > 0:
+// the root combines [tree over 0..r-1] op x_r op [tree over r+1..P-1].
+TreeNode ordered_node(const TreeShape &shape, int P, int root, int rank);
+
+// Children ordered for a broadcast: largest subtree first, so the deepest
+// part of the tree gets each segment earliest.
+void order_for_bcast(TreeNode &t);
+
+// Backwards-compatible shorthands used by tests.
 TreeNode binomial_node(int P, int root, int rank);
-
-// Same tree, children listed largest subtree first: for broadcasts, where
-// the deepest subtree should get each segment first.
 TreeNode binomial_bcast_node(int P, int root, int rank);
-
-// Order-preserving reduction tree: every subtree covers a contiguous range
-// of *real* ranks and own_pos places each rank's contribution at its rank
-// position, so folding operands in list order yields x_0 op ... op x_{P-1}
-// whatever the root.  Root 0: the binomial tree above.  Root r > 0: the
-// root combines [binomial over 0..r-1] op x_r op [binomial over r+1..P-1].
 TreeNode ordered_reduce_node(int P, int root, int rank);
 
+const char *tree_kind_name(TreeKind k);
+
 // Whole-tree helpers (used by tests and by tools, O(P)).
-std::vector<TreeNode> build_all(int P, int root, TreeNode (*node)(int, int, int));
+template <class F>
+std::vector<TreeNode> build_all(int P, int root, F node) {
+    std::vector<TreeNode> all;
+    all.reserve(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) all.push_back(node(P, root, r));
+    return all;
+}
 
 // Checks that `nodes` is a spanning tree rooted at `root`: parent/child
-// links agree, every rank is reached exactly once from the root, no cycles.
-// Returns an empty string when valid, else a description of the defect.
+// links agree, every rank is reached exactly once from the root, no cycles,
+// subtree sizes are right.  Returns "" when valid, else the defect.
 std::string validate_tree(const std::vector<TreeNode> &nodes, int root);
 
 // For an order-preserving tree: the sequence of ranks whose contributions
 // the root's fold combines, in order (expanding subtrees recursively).
 std::vector<int> fold_order(const std::vector<TreeNode> &nodes, int root);
+
+// Depth of the tree (longest root-to-leaf path, in edges).
+int tree_depth(const std::vector<TreeNode> &nodes, int root);
 
 }  // namespace collx

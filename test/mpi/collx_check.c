@@ -13,8 +13,11 @@
  * and bytes past the end are untouched and that send buffers are not
  * modified.  Failures are tallied with point-to-point messages only.
  *
- *   collx_check [--quick] [--colls bcast,reduce,allreduce] [--seed N]
- *               [--max-count N] [--big]
+ *   collx_check [--quick] [--colls LIST] [--seed N] [--max-count N] [--big]
+ *
+ * LIST: any of bcast,reduce,allreduce,ibcast,ireduce,iallreduce,overlap
+ * (default bcast,reduce,allreduce); `overlap` posts several non-blocking
+ * collectives on one communicator and completes them in reverse order.
  *
  * Exit status 0 when every case matched; the last line says
  * "collx_check: N passed, M failed".
@@ -318,6 +321,7 @@ typedef struct ccase {
     int op;
     int root;
     int in_place;
+    int nb; /* non-blocking form, completed with MPI_Wait or an MPI_Test loop */
 } ccase_t;
 
 static void report(const ccase_t *c, const char *what, size_t elem, int slot, double got,
@@ -401,6 +405,15 @@ static void tally(int ok)
 
 /* ------------------------------------------------------------- the cases */
 
+/* complete a non-blocking collective: MPI_Wait, or an MPI_Test loop */
+static int finish(MPI_Request *req, int by_test)
+{
+    if (!by_test) return MPI_Wait(req, MPI_STATUS_IGNORE);
+    int done = 0, rc = MPI_SUCCESS;
+    while (!done && rc == MPI_SUCCESS) rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    return rc;
+}
+
 static void run_bcast(const ccase_t *c, MPI_Comm comm, const int *wranks)
 {
     int rank, size;
@@ -409,7 +422,14 @@ static void run_bcast(const ccase_t *c, MPI_Comm comm, const int *wranks)
     buf_t b;
     buf_alloc(&b, c->d, c->count);
     if (rank == c->root) fill(&b, c->d, c->count, wranks[c->root]);
-    int rc = MPI_Bcast(data(&b), (int)c->count, c->d->type, c->root, comm);
+    int rc;
+    if (c->nb) {
+        MPI_Request req;
+        rc = MPI_Ibcast(data(&b), (int)c->count, c->d->type, c->root, comm, &req);
+        if (rc == MPI_SUCCESS) rc = finish(&req, c->count % 2);
+    } else {
+        rc = MPI_Bcast(data(&b), (int)c->count, c->d->type, c->root, comm);
+    }
     ref_ctx_t r = {wranks, size, wranks[c->root]};
     if (rc != MPI_SUCCESS) {
         report(c, "error code returned", 0, -1, rc, MPI_SUCCESS);
@@ -437,9 +457,19 @@ static void run_reduce(const ccase_t *c, MPI_Comm comm, const int *wranks, int a
         fprintf(stderr, "rank %d: %s comm=%s dtype=%s count=%zu op=%s root=%d in_place=%d\n",
                 wrank_g, c->coll, c->comm, c->d->name, c->count, op_name[c->op], c->root,
                 c->in_place);
-    int rc = all ? MPI_Allreduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], comm)
+    int rc;
+    if (c->nb) {
+        MPI_Request req;
+        rc = all ? MPI_Iallreduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], comm,
+                                  &req)
+                 : MPI_Ireduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], c->root,
+                               comm, &req);
+        if (rc == MPI_SUCCESS) rc = finish(&req, c->count % 2);
+    } else {
+        rc = all ? MPI_Allreduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], comm)
                  : MPI_Reduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], c->root,
                               comm);
+    }
     ref_ctx_t r = {wranks, size, wranks[rank]};
     int ok = 1;
     if (rc != MPI_SUCCESS) {
@@ -461,6 +491,59 @@ static void run_reduce(const ccase_t *c, MPI_Comm comm, const int *wranks, int a
     tally(ok);
     free(s.mem);
     free(rb.mem);
+}
+
+/* Several non-blocking collectives outstanding on one communicator at once
+ * (two broadcasts from different roots, an allreduce, a non-commutative
+ * reduce), completed in reverse order of posting. */
+static void run_overlap(const char *cname, MPI_Comm comm, const int *wranks, size_t count)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    const dtype_case_t *di = &dtypes[0], *da = NULL;
+    for (int k = 0; k < ndtypes; ++k)
+        if (dtypes[k].affine) da = &dtypes[k];
+    buf_t b1, b2, s3, r3, s4, r4;
+    buf_alloc(&b1, di, count);
+    buf_alloc(&b2, di, count);
+    buf_alloc(&s3, di, count);
+    buf_alloc(&r3, di, count);
+    buf_alloc(&s4, da, count);
+    buf_alloc(&r4, da, count);
+    if (rank == 0) fill(&b1, di, count, wranks[0]);
+    if (rank == size - 1) fill(&b2, di, count, wranks[size - 1]);
+    fill(&s3, di, count, wranks[rank]);
+    fill(&s4, da, count, wranks[rank]);
+    MPI_Request req[4];
+    MPI_Ibcast(data(&b1), (int)count, MPI_INT, 0, comm, &req[0]);
+    MPI_Ibcast(data(&b2), (int)count, MPI_INT, size - 1, comm, &req[1]);
+    MPI_Iallreduce(data(&s3), data(&r3), (int)count, MPI_INT, MPI_SUM, comm, &req[2]);
+    MPI_Ireduce(data(&s4), data(&r4), (int)count, da->type, ops[OP_AFFINE], size / 2, comm,
+                &req[3]);
+    int rc = MPI_SUCCESS;
+    for (int k = 3; k >= 0; --k)
+        if (MPI_Wait(&req[k], MPI_STATUS_IGNORE) != MPI_SUCCESS) rc = MPI_ERR_OTHER;
+    ref_ctx_t r = {wranks, size, wranks[0]};
+    ccase_t c = {.coll = "overlapped MPI_Ibcast(root 0)", .comm = cname, .comm_size = size,
+                 .d = di, .count = count, .op = -1, .root = 0, .nb = 1};
+    int ok = rc == MPI_SUCCESS && verify(&c, &b1, want_input, &r, 1);
+    c.coll = "overlapped MPI_Ibcast(root P-1)";
+    c.root = size - 1;
+    r.wrank = wranks[size - 1];
+    ok = ok && verify(&c, &b2, want_input, &r, 1);
+    c.coll = "overlapped MPI_Iallreduce";
+    c.op = OP_SUM;
+    ok = ok && verify(&c, &r3, want_reduced, &r, 1);
+    if (rank == size / 2) {
+        c.coll = "overlapped MPI_Ireduce(affine)";
+        c.d = da;
+        c.op = OP_AFFINE;
+        c.root = size / 2;
+        ok = ok && verify(&c, &r4, want_reduced, &r, 1);
+    }
+    tally(ok);
+    free(b1.mem); free(b2.mem); free(s3.mem); free(r3.mem); free(s4.mem); free(r4.mem);
 }
 
 /* --------------------------------------------------------- communicators */
@@ -507,7 +590,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
 
     int quick = 0, big = 0;
-    const char *colls = "bcast,reduce,allreduce";
+    const char *colls = "bcast,reduce,allreduce";  /* also: ibcast,ireduce,iallreduce,overlap */
     size_t max_count = 1u << 20;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
@@ -585,33 +668,39 @@ int main(int argc, char **argv)
                 size_t count = ci < ncounts ? counts[ci] : big_count;
                 if (ci == ncounts && !big) continue;
                 if (count > max_count) continue;
+                if (di == 0 && has(colls, "overlap")) run_overlap(cm->name, cm->comm, cm->wranks, count);
                 ccase_t k = {.comm = cm->name, .comm_size = size, .d = d, .count = count,
                              .op = -1};
-                if (has(colls, "bcast"))
+                for (int nb = 0; nb < 2; ++nb) {
+                    if (!has(colls, nb ? "ibcast" : "bcast")) continue;
+                    k.nb = nb;
                     for (int ri = 0; ri < nroots; ++ri) {
-                        k.coll = "MPI_Bcast";
+                        k.coll = nb ? "MPI_Ibcast" : "MPI_Bcast";
                         k.root = roots[ri];
                         run_bcast(&k, cm->comm, cm->wranks);
                     }
+                }
                 for (int op = 0; op < NOPS; ++op) {
                     if (!op_applies(op, d)) continue;
                     /* predefined max/min only on a few types, to keep it short */
                     if ((op == OP_MAX || op == OP_MIN) && di > 1 && quick) continue;
                     k.op = op;
-                    for (int ip = 0; ip < 2; ++ip) {
-                        k.in_place = ip;
-                        if (has(colls, "reduce"))
-                            for (int ri = 0; ri < nroots; ++ri) {
-                                k.coll = "MPI_Reduce";
-                                k.root = roots[ri];
-                                run_reduce(&k, cm->comm, cm->wranks, 0);
+                    for (int ip = 0; ip < 2; ++ip)
+                        for (int nb = 0; nb < 2; ++nb) {
+                            k.in_place = ip;
+                            k.nb = nb;
+                            if (has(colls, nb ? "ireduce" : "reduce"))
+                                for (int ri = 0; ri < nroots; ++ri) {
+                                    k.coll = nb ? "MPI_Ireduce" : "MPI_Reduce";
+                                    k.root = roots[ri];
+                                    run_reduce(&k, cm->comm, cm->wranks, 0);
+                                }
+                            if (has(colls, nb ? "iallreduce" : "allreduce")) {
+                                k.coll = nb ? "MPI_Iallreduce" : "MPI_Allreduce";
+                                k.root = -1;
+                                run_reduce(&k, cm->comm, cm->wranks, 1);
                             }
-                        if (has(colls, "allreduce")) {
-                            k.coll = "MPI_Allreduce";
-                            k.root = -1;
-                            run_reduce(&k, cm->comm, cm->wranks, 1);
                         }
-                    }
                 }
             }
         }

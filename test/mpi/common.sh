@@ -45,6 +45,20 @@ served_by() {  # served_by COMPONENT COLLECTIVE runner...
         "$CHECKER" --quick --colls "$coll" --max-count 1 2>&1 | grep -q "coll:$comp: $coll "
 }
 
+ALL_ADAPTX="bcast,reduce,allreduce,ibcast,ireduce,iallreduce,overlap"
+ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear"
+# every adaptx collective on one tree, small segments so that all paths run
+adaptx_tree() {  # adaptx_tree TREE runner...
+    local tree=$1; shift
+    "$@" --mca coll_adaptx_priority 100 \
+        --mca coll_adaptx_bcast_algorithm "$tree" --mca coll_adaptx_reduce_algorithm "$tree" \
+        --mca coll_adaptx_allreduce_algorithm "$tree" --mca coll_adaptx_bcast_fanout 3 \
+        --mca coll_adaptx_reduce_fanout 2 --mca coll_adaptx_allreduce_fanout 3 \
+        --mca coll_adaptx_bcast_segment_size 256 --mca coll_adaptx_reduce_segment_size 200 \
+        --mca coll_adaptx_allreduce_segment_size 128 --mca coll_adaptx_max_send_requests 2 \
+        --mca coll_adaptx_max_recv_requests 3 "$CHECKER" --quick --colls "$ALL_ADAPTX" --seed 9
+}
+
 finish() {
     echo "$failures step(s) failed"
     [ $failures = 0 ]

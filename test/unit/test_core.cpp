@@ -18,26 +18,65 @@ using namespace collx;
 
 // ------------------------------------------------------------------ trees
 
+namespace {
+const TreeShape all_shapes[] = {
+    {TreeKind::Binomial, 2}, {TreeKind::InOrderBinomial, 2}, {TreeKind::Binary, 2},
+    {TreeKind::Knomial, 3},  {TreeKind::Knomial, 4},         {TreeKind::Chain, 1},
+    {TreeKind::Chain, 3},    {TreeKind::Pipeline, 1},        {TreeKind::Linear, 1},
+};
+}
+
 START_TEST(trees_are_spanning_for_every_size_and_root) {
-    struct Kind {
-        const char *name;
-        TreeNode (*fn)(int, int, int);
-    } kinds[] = {{"binomial", binomial_node},
-                 {"binomial_bcast", binomial_bcast_node},
-                 {"ordered_reduce", ordered_reduce_node}};
-    for (const Kind &k : kinds)
+    for (const TreeShape &sh : all_shapes)
         for (int P = 1; P <= 64; ++P)
             for (int root = 0; root < P; ++root) {
-                auto nodes = build_all(P, root, k.fn);
-                std::string err = validate_tree(nodes, root);
-                ck_assert_msg(err.empty(), "%s P=%d root=%d: %s", k.name, P, root, err.c_str());
+                auto rotated = build_all(P, root, [&](int p, int r, int k) {
+                    return tree_node(sh, p, r, k);
+                });
+                std::string err = validate_tree(rotated, root);
+                ck_assert_msg(err.empty(), "%s/%d P=%d root=%d: %s", tree_kind_name(sh.kind),
+                              sh.fanout, P, root, err.c_str());
+                auto ordered = build_all(P, root, [&](int p, int r, int k) {
+                    return ordered_node(sh, p, r, k);
+                });
+                err = validate_tree(ordered, root);
+                ck_assert_msg(err.empty(), "ordered %s/%d P=%d root=%d: %s",
+                              tree_kind_name(sh.kind), sh.fanout, P, root, err.c_str());
+                auto order = fold_order(ordered, root);
+                for (int i = 0; i < P; ++i)
+                    ck_assert_msg(order[i] == i, "ordered %s/%d P=%d root=%d: position %d holds %d",
+                                  tree_kind_name(sh.kind), sh.fanout, P, root, i, order[i]);
             }
+}
+END_TEST
+
+START_TEST(tree_depths_match_their_shape) {
+    for (int P = 1; P <= 64; ++P) {
+        auto depth = [&](TreeShape sh) {
+            return tree_depth(build_all(P, 0, [&](int p, int r, int k) {
+                                  return tree_node(sh, p, r, k);
+                              }),
+                              0);
+        };
+        int lg = 0;
+        while ((1 << lg) < P) ++lg;
+        ck_assert_int_eq(depth({TreeKind::Pipeline, 1}), P - 1);
+        ck_assert_int_eq(depth({TreeKind::Linear, 1}), P > 1 ? 1 : 0);
+        ck_assert_int_le(depth({TreeKind::Binary, 2}), lg);
+        ck_assert_int_le(depth({TreeKind::Knomial, 4}), lg);
+        ck_assert_int_le(depth({TreeKind::Chain, 4}), (P + 2) / 4 + 1);
+    }
 }
 END_TEST
 
 START_TEST(binomial_depth_is_logarithmic) {
     for (int P = 1; P <= 64; ++P) {
         auto nodes = build_all(P, 0, binomial_node);
+        ck_assert_int_eq(tree_depth(nodes, 0), [&] {
+            int m = 0;
+            for (int v = 0; v < P; ++v) m = std::max(m, __builtin_popcount(v));
+            return m;
+        }());
         int maxdepth = 0;
         for (int r = 0; r < P; ++r) {
             int d = 0;
@@ -172,12 +211,18 @@ struct Shape {
 const int sizes[] = {1, 2, 3, 4, 5, 7, 8, 13, 16};
 const std::size_t counts[] = {0, 1, 5, 37, 300};
 const Shape shapes[] = {{8, 1, 1}, {24, 2, 3}, {64, 8, 8}, {1 << 20, 4, 4}};
+// (tree, fanout) pairs the executor tests run over
+const std::pair<int, int> trees[] = {{COLLX_TREE_BINOMIAL, 2}, {COLLX_TREE_IN_ORDER_BINOMIAL, 2},
+                                     {COLLX_TREE_BINARY, 2},   {COLLX_TREE_KNOMIAL, 3},
+                                     {COLLX_TREE_CHAIN, 2},    {COLLX_TREE_PIPELINE, 1},
+                                     {COLLX_TREE_LINEAR, 1}};
 
 }  // namespace
 
 START_TEST(bcast_delivers_root_data_everywhere) {
     const collx_dtype_t dt = dtype_of(sizeof(uint32_t));
     unsigned seed = 1;
+    for (auto [tree, fanout] : trees)
     for (int P : sizes)
         for (int root = 0; root < P; ++root)
             for (std::size_t count : counts)
@@ -187,14 +232,14 @@ START_TEST(bcast_delivers_root_data_everywhere) {
                     for (int r = 0; r < P; ++r)
                         for (std::size_t i = 0; i <= count; ++i)
                             buf[r][i] = r == root ? uint32_t(i * 2654435761u) : 0xdeadbeef;
-                    collx_tuning_t tun{COLLX_TREE_BINOMIAL, sh.seg_bytes, sh.max_send, sh.max_recv};
+                    collx_tuning_t tun{tree, fanout, sh.seg_bytes, sh.max_send, sh.max_recv};
                     std::vector<std::unique_ptr<Operation>> ops;
                     for (int r = 0; r < P; ++r)
                         ops.push_back(make_bcast(w.transport(r), buf[r].data(), count, dt, root,
-                                                 -17, tun));
+                                                 -17, tun, nullptr));
                     std::string why;
-                    ck_assert_msg(run_all(w, ops, why), "P=%d root=%d count=%zu seg=%zu: %s", P,
-                                  root, count, sh.seg_bytes, why.c_str());
+                    ck_assert_msg(run_all(w, ops, why), "%s P=%d root=%d count=%zu seg=%zu: %s",
+                                  collx_tree_name(tree), P, root, count, sh.seg_bytes, why.c_str());
                     for (int r = 0; r < P; ++r) {
                         for (std::size_t i = 0; i < count; ++i)
                             ck_assert_msg(buf[r][i] == uint32_t(i * 2654435761u),
@@ -208,12 +253,13 @@ START_TEST(bcast_delivers_root_data_everywhere) {
 }
 END_TEST
 
-static void check_reduce(bool commutative, bool in_place) {
+static void check_reduce(bool commutative, bool in_place, bool all) {
     const collx_dtype_t dt = dtype_of(sizeof(Affine));
     sim::Op op{commutative ? affine_add : affine_compose};
-    unsigned seed = commutative ? 1000 : 2000;
+    unsigned seed = (commutative ? 1000 : 2000) + (all ? 500 : 0);
+    for (auto [tree, fanout] : trees)
     for (int P : sizes)
-        for (int root = 0; root < P; ++root)
+        for (int root = 0; root < (all ? 1 : P); ++root)
             for (std::size_t count : counts)
                 for (const Shape &sh : shapes) {
                     sim::World w(P, seed++);
@@ -222,43 +268,59 @@ static void check_reduce(bool commutative, bool in_place) {
                                                                                 Affine{7, 7}));
                     for (int r = 0; r < P; ++r)
                         for (std::size_t i = 0; i < count; ++i) in[r][i] = value(r, i);
-                    if (in_place) out[root].assign(in[root].begin(), in[root].end()),
-                                  out[root].push_back(Affine{7, 7});
-                    collx_tuning_t tun{COLLX_TREE_BINOMIAL, sh.seg_bytes, sh.max_send, sh.max_recv};
+                    for (int r = 0; r < P; ++r)
+                        if (in_place && (all || r == root))
+                            std::copy(in[r].begin(), in[r].end(), out[r].begin());
+                    collx_tuning_t tun{tree, fanout, sh.seg_bytes, sh.max_send, sh.max_recv};
                     std::vector<std::unique_ptr<Operation>> ops;
                     for (int r = 0; r < P; ++r) {
-                        const void *sb = (in_place && r == root) ? nullptr : in[r].data();
+                        const void *sb = (in_place && (all || r == root)) ? nullptr : in[r].data();
                         ops.push_back(make_reduce(w.transport(r), sb, out[r].data(), count, dt,
-                                                  &op, commutative, root, -21, tun));
+                                                  &op, commutative, root, all, -21, tun, nullptr));
                     }
                     std::string why;
-                    ck_assert_msg(run_all(w, ops, why), "P=%d root=%d count=%zu: %s", P, root,
-                                  count, why.c_str());
-                    for (std::size_t i = 0; i < count; ++i) {
-                        Affine ref = value(P - 1, i);  // fold right to left
-                        for (int r = P - 2; r >= 0; --r) {
-                            Affine v = value(r, i);
-                            op.fn(&v, &ref, 1);
+                    ck_assert_msg(run_all(w, ops, why), "%s P=%d root=%d count=%zu: %s",
+                                  collx_tree_name(tree), P, root, count, why.c_str());
+                    for (int r = 0; r < P; ++r) {
+                        const bool gets = all || r == root;
+                        if (!gets) {  // non-roots' recvbuf untouched
+                            if (count) ck_assert(out[r][0].a == 7);
+                            continue;
                         }
-                        ck_assert_msg(out[root][i].a == ref.a && out[root][i].b == ref.b,
-                                      "%s%s P=%d root=%d count=%zu seg=%zu elem %zu wrong",
-                                      commutative ? "commutative" : "ordered",
-                                      in_place ? " in-place" : "", P, root, count, sh.seg_bytes,
-                                      i);
+                        for (std::size_t i = 0; i < count; ++i) {
+                            Affine ref = value(P - 1, i);  // fold right to left
+                            for (int q = P - 2; q >= 0; --q) {
+                                Affine v = value(q, i);
+                                op.fn(&v, &ref, 1);
+                            }
+                            ck_assert_msg(out[r][i].a == ref.a && out[r][i].b == ref.b,
+                                          "%s %s%s%s P=%d root=%d count=%zu seg=%zu rank %d "
+                                          "elem %zu wrong",
+                                          collx_tree_name(tree),
+                                          commutative ? "commutative" : "ordered",
+                                          in_place ? " in-place" : "", all ? " allreduce" : "", P,
+                                          root, count, sh.seg_bytes, r, i);
+                        }
+                        ck_assert(out[r][count].a == 7 && out[r][count].b == 7);
                     }
-                    ck_assert(out[root][count].a == 7 && out[root][count].b == 7);
-                    for (int r = 0; r < P; ++r)  // non-roots' recvbuf untouched
-                        if (r != root && count) ck_assert(out[r][0].a == 7);
                 }
 }
 
-START_TEST(reduce_commutative) { check_reduce(true, false); }
+START_TEST(reduce_commutative) { check_reduce(true, false, false); }
 END_TEST
-START_TEST(reduce_commutative_in_place) { check_reduce(true, true); }
+START_TEST(reduce_commutative_in_place) { check_reduce(true, true, false); }
 END_TEST
-START_TEST(reduce_non_commutative_keeps_rank_order) { check_reduce(false, false); }
+START_TEST(reduce_non_commutative_keeps_rank_order) { check_reduce(false, false, false); }
 END_TEST
-START_TEST(reduce_non_commutative_in_place) { check_reduce(false, true); }
+START_TEST(reduce_non_commutative_in_place) { check_reduce(false, true, false); }
+END_TEST
+START_TEST(allreduce_commutative) { check_reduce(true, false, true); }
+END_TEST
+START_TEST(allreduce_commutative_in_place) { check_reduce(true, true, true); }
+END_TEST
+START_TEST(allreduce_non_commutative) { check_reduce(false, false, true); }
+END_TEST
+START_TEST(allreduce_non_commutative_in_place) { check_reduce(false, true, true); }
 END_TEST
 
 START_TEST(transport_failure_ends_operation_with_error) {
@@ -267,10 +329,10 @@ START_TEST(transport_failure_ends_operation_with_error) {
         sim::World w(6, 42 + fail_at);
         w.fail_send_number(fail_at);
         std::vector<std::vector<uint32_t>> buf(6, std::vector<uint32_t>(100, 1));
-        collx_tuning_t tun{COLLX_TREE_BINOMIAL, 40, 2, 2};
+        collx_tuning_t tun{COLLX_TREE_BINOMIAL, 2, 40, 2, 2};
         std::vector<std::unique_ptr<Operation>> ops;
         for (int r = 0; r < 6; ++r)
-            ops.push_back(make_bcast(w.transport(r), buf[r].data(), 100, dt, 0, -17, tun));
+            ops.push_back(make_bcast(w.transport(r), buf[r].data(), 100, dt, 0, -17, tun, nullptr));
         for (auto &op : ops) op->start();
         while (w.step()) {
         }
@@ -285,20 +347,74 @@ START_TEST(transport_failure_ends_operation_with_error) {
 }
 END_TEST
 
+START_TEST(notification_fires_once_after_completion) {
+    const collx_dtype_t dt = dtype_of(4);
+    struct Seen {
+        int calls = 0, status = -99;
+    };
+    for (int P : {1, 2, 5}) {
+        sim::World w(P, 77);
+        std::vector<Seen> seen(P);
+        std::vector<std::vector<uint32_t>> buf(P, std::vector<uint32_t>(50, 3));
+        collx_tuning_t tun{COLLX_TREE_BINARY, 2, 16, 2, 2};
+        std::vector<collx_op_t *> ops(P);
+        for (int r = 0; r < P; ++r) {
+            collx_notify_t n{[](void *ctx, int st) {
+                                 auto *s = static_cast<Seen *>(ctx);
+                                 ++s->calls;
+                                 s->status = st;
+                             },
+                             &seen[r]};
+            ck_assert_int_eq(collx_bcast_start(&w.transport(r), buf[r].data(), 50, &dt, 0, -17,
+                                               &tun, &n, &ops[r]),
+                             COLLX_OK);
+        }
+        while (w.step()) {
+        }
+        for (int r = 0; r < P; ++r) {
+            int st = -1;
+            ck_assert_int_eq(collx_op_test(ops[r], &st), 1);
+            ck_assert_int_eq(seen[r].calls, 1);
+            ck_assert_int_eq(seen[r].status, COLLX_OK);
+            collx_op_free(ops[r]);
+        }
+    }
+}
+END_TEST
+
+START_TEST(lp_segment_size_follows_the_model) {
+    // s* = sqrt(n alpha / ((P-2) beta)): 1 MiB, 10 us, 1 ns/B, P = 6 -> 51200 B
+    ck_assert_uint_eq(collx_lp_segment_bytes(1 << 20, 6, 10e-6, 1e-9), 51200);
+    ck_assert_uint_eq(collx_lp_segment_bytes(1 << 20, 2, 10e-6, 1e-9), 1u << 20);
+    ck_assert_uint_eq(collx_lp_segment_bytes(100, 64, 1e-6, 1e-9), 100);  // never above n
+    ck_assert_uint_eq(collx_lp_segment_bytes(1 << 30, 1000, 1e-9, 1e-6), 1024);  // floor
+    // grows like sqrt(n)
+    ck_assert_uint_eq(collx_lp_segment_bytes(4u << 20, 6, 10e-6, 1e-9) / 2,
+                      collx_lp_segment_bytes(1u << 20, 6, 10e-6, 1e-9));
+}
+END_TEST
+
 START_TEST(capi_rejects_bad_arguments) {
     sim::World w(4, 1);
     collx_dtype_t dt = dtype_of(4);
-    collx_tuning_t tun{COLLX_TREE_BINOMIAL, 64, 1, 1};
+    collx_tuning_t tun{COLLX_TREE_BINOMIAL, 2, 64, 1, 1};
     collx_op_t *op = nullptr;
     uint32_t buf[4];
-    ck_assert_int_eq(collx_bcast_start(&w.transport(0), buf, 4, &dt, 4, -17, &tun, &op),
+    const collx_transport_t *t0 = &w.transport(0);
+    ck_assert_int_eq(collx_bcast_start(t0, buf, 4, &dt, 4, -17, &tun, nullptr, &op), COLLX_ERR_ARG);
+    ck_assert_int_eq(collx_bcast_start(t0, buf, 4, &dt, -1, -17, &tun, nullptr, &op),
                      COLLX_ERR_ARG);
-    ck_assert_int_eq(collx_bcast_start(&w.transport(0), buf, 4, &dt, -1, -17, &tun, &op),
+    ck_assert_int_eq(collx_bcast_start(t0, buf, 4, nullptr, 0, -17, &tun, nullptr, &op),
                      COLLX_ERR_ARG);
-    ck_assert_int_eq(collx_bcast_start(&w.transport(0), buf, 4, nullptr, 0, -17, &tun, &op),
+    collx_tuning_t bad = tun;
+    bad.tree = COLLX_TREE_COUNT;
+    ck_assert_int_eq(collx_bcast_start(t0, buf, 4, &dt, 0, -17, &bad, nullptr, &op),
                      COLLX_ERR_ARG);
     ck_assert_str_eq(collx_tree_name(COLLX_TREE_BINOMIAL), "binomial");
+    ck_assert_str_eq(collx_tree_name(COLLX_TREE_PIPELINE), "pipeline");
+    ck_assert_str_eq(collx_tree_name(COLLX_TREE_IN_ORDER_BINOMIAL), "in_order_binomial");
     ck_assert(collx_tree_name(COLLX_TREE_COUNT) == nullptr);
+    ck_assert(collx_tree_name(-1) == nullptr);
 }
 END_TEST
 
@@ -308,6 +424,7 @@ int main() {
     tcase_add_test(trees, trees_are_spanning_for_every_size_and_root);
     tcase_add_test(trees, binomial_depth_is_logarithmic);
     tcase_add_test(trees, ordered_reduce_folds_in_rank_order);
+    tcase_add_test(trees, tree_depths_match_their_shape);
     tcase_add_test(trees, validator_rejects_broken_trees);
     tcase_add_test(trees, segmentation_covers_count_exactly);
     suite_add_tcase(s, trees);
@@ -318,6 +435,12 @@ int main() {
     tcase_add_test(exec, reduce_commutative_in_place);
     tcase_add_test(exec, reduce_non_commutative_keeps_rank_order);
     tcase_add_test(exec, reduce_non_commutative_in_place);
+    tcase_add_test(exec, allreduce_commutative);
+    tcase_add_test(exec, allreduce_commutative_in_place);
+    tcase_add_test(exec, allreduce_non_commutative);
+    tcase_add_test(exec, allreduce_non_commutative_in_place);
+    tcase_add_test(exec, notification_fires_once_after_completion);
+    tcase_add_test(exec, lp_segment_size_follows_the_model);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, capi_rejects_bad_arguments);
     suite_add_tcase(s, exec);

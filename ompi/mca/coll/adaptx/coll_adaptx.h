@@ -1,6 +1,7 @@
 /*
- * coll/adaptx: event-driven, segmented tree collectives (after ADAPT).
- * The algorithms live in the collx core; this is the Open MPI glue.
+ * coll/adaptx: event-driven, segmented tree collectives (after ADAPT) and
+ * linear pipelining (LP).  The algorithms live in the collx core; this is
+ * the Open MPI glue.
  */
 #ifndef MCA_COLL_ADAPTX_H
 #define MCA_COLL_ADAPTX_H
@@ -12,17 +13,25 @@
 
 BEGIN_C_DECLS
 
+enum { ADAPTX_BCAST, ADAPTX_REDUCE, ADAPTX_ALLREDUCE, ADAPTX_NCOLLS };
+
+/* Knobs of one collective. */
+typedef struct adaptx_coll_params_t {
+    int tree;         /* collx_tree_kind_t */
+    int fanout;       /* k-nomial radix / number of chains */
+    int segment_size; /* bytes; 0 = automatic */
+} adaptx_coll_params_t;
+
 typedef struct mca_coll_adaptx_component_t {
     mca_coll_base_component_2_0_0_t super;
     int priority;
     int verbose;
     int output; /* opal_output stream */
-    int bcast_tree;
-    int bcast_segment_size;
-    int reduce_tree;
-    int reduce_segment_size;
+    adaptx_coll_params_t coll[ADAPTX_NCOLLS];
     int max_send_requests;
     int max_recv_requests;
+    int lp_alpha_ns;        /* LP model: per-message latency */
+    int lp_beta_ps_per_byte; /* LP model: per-byte time */
 } mca_coll_adaptx_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adaptx_component_t mca_coll_adaptx_component;
@@ -33,6 +42,14 @@ typedef struct adaptx_prev_t {
     mca_coll_base_module_t *bcast_module;
     mca_coll_base_module_reduce_fn_t reduce;
     mca_coll_base_module_t *reduce_module;
+    mca_coll_base_module_allreduce_fn_t allreduce;
+    mca_coll_base_module_t *allreduce_module;
+    mca_coll_base_module_ibcast_fn_t ibcast;
+    mca_coll_base_module_t *ibcast_module;
+    mca_coll_base_module_ireduce_fn_t ireduce;
+    mca_coll_base_module_t *ireduce_module;
+    mca_coll_base_module_iallreduce_fn_t iallreduce;
+    mca_coll_base_module_t *iallreduce_module;
 } adaptx_prev_t;
 
 typedef struct mca_coll_adaptx_module_t {
@@ -48,6 +65,19 @@ int mca_coll_adaptx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, i
 int mca_coll_adaptx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module);
+int mca_coll_adaptx_allreduce(const void *sbuf, void *rbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_adaptx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module);
+int mca_coll_adaptx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_adaptx_iallreduce(const void *sbuf, void *rbuf, int count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, ompi_request_t **request,
+                               mca_coll_base_module_t *module);
 
 END_C_DECLS
 

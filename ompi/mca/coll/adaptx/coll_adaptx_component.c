@@ -1,5 +1,7 @@
 #include "ompi_config.h"
 
+#include <stdio.h>
+
 #include "coll_adaptx.h"
 #include "../collx_glue/collx_glue.h"
 
@@ -41,10 +43,15 @@ static int adaptx_close(void)
     return OMPI_SUCCESS;
 }
 
+static const char *coll_names[ADAPTX_NCOLLS] = {"bcast", "reduce", "allreduce"};
+static const int default_tree[ADAPTX_NCOLLS] = {COLLX_TREE_BINOMIAL, COLLX_TREE_BINOMIAL,
+                                                 COLLX_TREE_BINOMIAL};
+
 static int adaptx_register(void)
 {
     mca_coll_adaptx_component_t *c = &mca_coll_adaptx_component;
     const mca_base_component_t *v = &c->super.collm_version;
+    char name[64], help[512];
 
     collx_glue_register_int(v, "priority",
                             "Priority of coll/adaptx (negative: never selected; 0: loaded but "
@@ -54,25 +61,45 @@ static int adaptx_register(void)
                             "Verbosity of coll/adaptx: 1 = selection and fallbacks, "
                             "10 = every call",
                             0, 0, 100, OPAL_INFO_LVL_9, &c->verbose);
-    collx_glue_register_tree(v, "bcast_algorithm", "Tree used by MPI_Bcast: binomial",
-                             COLLX_TREE_BINOMIAL, OPAL_INFO_LVL_5, &c->bcast_tree);
-    collx_glue_register_int(v, "bcast_segment_size",
-                            "Bytes per pipelined segment of MPI_Bcast (rounded down to whole "
-                            "elements, at least one element)",
-                            64 * 1024, 1, 1 << 30, OPAL_INFO_LVL_5, &c->bcast_segment_size);
-    collx_glue_register_tree(v, "reduce_algorithm",
-                             "Tree used by MPI_Reduce with a commutative op: binomial (a "
-                             "non-commutative op always uses the order-preserving binomial tree)",
-                             COLLX_TREE_BINOMIAL, OPAL_INFO_LVL_5, &c->reduce_tree);
-    collx_glue_register_int(v, "reduce_segment_size",
-                            "Bytes per pipelined segment of MPI_Reduce (rounded down to whole "
-                            "elements, at least one element)",
-                            32 * 1024, 1, 1 << 30, OPAL_INFO_LVL_5, &c->reduce_segment_size);
+    for (int k = 0; k < ADAPTX_NCOLLS; ++k) {
+        const char *n = coll_names[k];
+        snprintf(name, sizeof(name), "%s_algorithm", n);
+        snprintf(help, sizeof(help),
+                 "Tree of MPI_%s and its non-blocking form: binomial, in_order_binomial, "
+                 "binary, knomial (radix = fanout), chain (fanout chains), pipeline (one "
+                 "chain: linear pipelining), linear.%s",
+                 n, k == ADAPTX_BCAST ? ""
+                                      : " A non-commutative op uses the order-preserving "
+                                        "variant of the same shape.");
+        collx_glue_register_tree(v, name, help, default_tree[k], OPAL_INFO_LVL_5,
+                                 &c->coll[k].tree);
+        snprintf(name, sizeof(name), "%s_segment_size", n);
+        snprintf(help, sizeof(help),
+                 "Bytes per pipelined segment of MPI_%s (whole elements, at least one). 0 = "
+                 "automatic: for pipeline/chain the LP optimum sqrt(n*alpha/((P-2)*beta)) "
+                 "from lp_alpha_ns and lp_beta_ps_per_byte, else %d",
+                 n, k == ADAPTX_BCAST ? 65536 : 32768);
+        collx_glue_register_int(v, name, help, 0, 0, 1 << 30, OPAL_INFO_LVL_5,
+                                &c->coll[k].segment_size);
+        snprintf(name, sizeof(name), "%s_fanout", n);
+        snprintf(help, sizeof(help),
+                 "Radix of the knomial tree / number of chains of the chain tree for MPI_%s", n);
+        collx_glue_register_int(v, name, help, 4, 1, 1024, OPAL_INFO_LVL_6, &c->coll[k].fanout);
+    }
     collx_glue_register_int(v, "max_send_requests",
-                            "Most sends one collective keeps outstanding at a time",
+                            "Most sends one collective keeps outstanding at a time (per "
+                            "direction for allreduce)",
                             8, 1, 1 << 20, OPAL_INFO_LVL_6, &c->max_send_requests);
     collx_glue_register_int(v, "max_recv_requests",
-                            "Most receives one collective keeps outstanding at a time",
+                            "Most receives one collective keeps outstanding at a time (per "
+                            "direction for allreduce)",
                             8, 1, 1 << 20, OPAL_INFO_LVL_6, &c->max_recv_requests);
+    collx_glue_register_int(v, "lp_alpha_ns",
+                            "LP cost model: time of one message, nanoseconds (used for the "
+                            "automatic segment size of pipeline and chain trees)",
+                            15000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_alpha_ns);
+    collx_glue_register_int(v, "lp_beta_ps_per_byte",
+                            "LP cost model: time per byte on a link, picoseconds (1000 = 1 GB/s)",
+                            1000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_beta_ps_per_byte);
     return OMPI_SUCCESS;
 }

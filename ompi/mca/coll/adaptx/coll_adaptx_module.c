@@ -23,6 +23,10 @@ static void adaptx_module_destruct(mca_coll_adaptx_module_t *m)
 {
     COLLX_RELEASE_PREV(m->prev, bcast);
     COLLX_RELEASE_PREV(m->prev, reduce);
+    COLLX_RELEASE_PREV(m->prev, allreduce);
+    COLLX_RELEASE_PREV(m->prev, ibcast);
+    COLLX_RELEASE_PREV(m->prev, ireduce);
+    COLLX_RELEASE_PREV(m->prev, iallreduce);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_adaptx_module_t, mca_coll_base_module_t, adaptx_module_construct,
@@ -33,6 +37,10 @@ static int adaptx_enable(mca_coll_base_module_t *module, struct ompi_communicato
     mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
     COLLX_SAVE_PREV(m->prev, comm, bcast);
     COLLX_SAVE_PREV(m->prev, comm, reduce);
+    COLLX_SAVE_PREV(m->prev, comm, allreduce);
+    COLLX_SAVE_PREV(m->prev, comm, ibcast);
+    COLLX_SAVE_PREV(m->prev, comm, ireduce);
+    COLLX_SAVE_PREV(m->prev, comm, iallreduce);
     ADAPTX_LOG(1, "coll:adaptx: enabled on %s (cid %d, size %d)", comm->c_name,
                (int)ompi_comm_get_cid(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
@@ -52,15 +60,52 @@ mca_coll_base_module_t *mca_coll_adaptx_comm_query(struct ompi_communicator_t *c
     m->super.coll_module_enable = adaptx_enable;
     m->super.coll_bcast = mca_coll_adaptx_bcast;
     m->super.coll_reduce = mca_coll_adaptx_reduce;
+    m->super.coll_allreduce = mca_coll_adaptx_allreduce;
+    m->super.coll_ibcast = mca_coll_adaptx_ibcast;
+    m->super.coll_ireduce = mca_coll_adaptx_ireduce;
+    m->super.coll_iallreduce = mca_coll_adaptx_iallreduce;
     return &m->super;
 }
 
-static void tuning(collx_tuning_t *t, int tree, int segsize)
+/* ---------------------------------------------------------------- calls */
+
+static const char *names[ADAPTX_NCOLLS] = {"bcast", "reduce", "allreduce"};
+
+/* Everything the core needs for one call. */
+typedef struct call_t {
+    collx_transport_t t;
+    collx_dtype_t d;
+    collx_tuning_t tun;
+    size_t count;
+} call_t;
+
+static void prepare(call_t *c, int which, int nb, int count, struct ompi_datatype_t *dtype,
+                    struct ompi_communicator_t *comm)
 {
-    t->tree = tree;
-    t->segment_bytes = (size_t)segsize;
-    t->max_send = mca_coll_adaptx_component.max_send_requests;
-    t->max_recv = mca_coll_adaptx_component.max_recv_requests;
+    const mca_coll_adaptx_component_t *k = &mca_coll_adaptx_component;
+    const adaptx_coll_params_t *p = &k->coll[which];
+    collx_glue_transport(&c->t, comm);
+    collx_glue_dtype(&c->d, dtype);
+    c->count = count < 0 ? 0 : (size_t)count;
+    c->tun.tree = p->tree;
+    c->tun.fanout = p->fanout;
+    c->tun.max_send = k->max_send_requests;
+    c->tun.max_recv = k->max_recv_requests;
+    if (p->segment_size > 0) {
+        c->tun.segment_bytes = (size_t)p->segment_size;
+    } else if (COLLX_TREE_PIPELINE == p->tree || COLLX_TREE_CHAIN == p->tree) {
+        /* the longest chain is what the LP model describes */
+        int chain = COLLX_TREE_CHAIN == p->tree ? (c->t.size - 1 + p->fanout - 1) / p->fanout + 1
+                                                : c->t.size;
+        c->tun.segment_bytes = collx_lp_segment_bytes(c->count * c->d.size, chain,
+                                                      k->lp_alpha_ns * 1e-9,
+                                                      k->lp_beta_ps_per_byte * 1e-12);
+    } else {
+        c->tun.segment_bytes = ADAPTX_BCAST == which ? 65536 : 32768;
+    }
+    ADAPTX_LOG(10, "coll:adaptx: %s%s count %d on %s (%s tree, %zu-byte segments)",
+               nb ? "i" : "", names[which], count, comm->c_name, collx_tree_name(c->tun.tree),
+               c->tun.segment_bytes);
 }
 
 static int report(const char *what, int rc)
@@ -70,57 +115,149 @@ static int report(const char *what, int rc)
     return rc;
 }
 
+/* Start the core operation for one call: blocking when request == NULL. */
+typedef int (*starter_t)(call_t *c, const collx_notify_t *n, collx_op_t **op, void *args);
+
+static int run(starter_t start, call_t *c, void *args, const char *what, ompi_request_t **request,
+               int *unsupported)
+{
+    collx_op_t *op = NULL;
+    *unsupported = 0;
+    if (NULL == request) {
+        int rc = start(c, NULL, &op, args);
+        if (COLLX_ERR_UNSUPPORTED == rc) return *unsupported = 1, OMPI_SUCCESS;
+        if (COLLX_OK != rc) return report(what, collx_glue_rc(rc));
+        return report(what, collx_glue_wait(op));
+    }
+    collx_notify_t n;
+    collx_request_t *req = collx_glue_request_new(&n);
+    if (NULL == req) return OMPI_ERR_OUT_OF_RESOURCE;
+    int rc = start(c, &n, &req->op, args);
+    if (COLLX_OK != rc) {
+        collx_glue_request_abandon(req);
+        if (COLLX_ERR_UNSUPPORTED == rc) return *unsupported = 1, OMPI_SUCCESS;
+        return report(what, collx_glue_rc(rc));
+    }
+    *request = &req->super.super;
+    return OMPI_SUCCESS;
+}
+
+typedef struct bcast_args_t {
+    void *buf;
+    int root, tag;
+} bcast_args_t;
+
+static int start_bcast(call_t *c, const collx_notify_t *n, collx_op_t **op, void *args)
+{
+    bcast_args_t *a = args;
+    return collx_bcast_start(&c->t, a->buf, c->count, &c->d, a->root, a->tag, &c->tun, n, op);
+}
+
+typedef struct reduce_args_t {
+    const void *sbuf;
+    void *rbuf;
+    struct ompi_op_t *op;
+    int root, tag, all;
+} reduce_args_t;
+
+static int start_reduce(call_t *c, const collx_notify_t *n, collx_op_t **op, void *args)
+{
+    reduce_args_t *a = args;
+    int commute = 0;
+    PMPI_Op_commutative((MPI_Op)a->op, &commute);
+    /* MPI_IN_PLACE: the core's NULL sendbuf (at the root only for reduce) */
+    const int in_place = MPI_IN_PLACE == a->sbuf && (a->all || c->t.rank == a->root);
+    const void *mine = in_place ? NULL : a->sbuf;
+    if (a->all)
+        return collx_allreduce_start(&c->t, mine, a->rbuf, c->count, &c->d, a->op, commute, a->tag,
+                                     &c->tun, n, op);
+    return collx_reduce_start(&c->t, mine, a->rbuf, c->count, &c->d, a->op, commute, a->root,
+                              a->tag, &c->tun, n, op);
+}
+
+static int do_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                    struct ompi_communicator_t *comm, ompi_request_t **request,
+                    mca_coll_base_module_t *module)
+{
+    mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
+    call_t c;
+    int unsupported;
+    prepare(&c, ADAPTX_BCAST, request != NULL, count, dtype, comm);
+    bcast_args_t a = {buf, root,
+                      request ? ompi_coll_base_nbc_reserve_tags(comm, 1) : MCA_COLL_BASE_TAG_BCAST};
+    int rc = run(start_bcast, &c, &a, request ? "MPI_Ibcast" : "MPI_Bcast", request, &unsupported);
+    if (!unsupported) return rc;
+    ADAPTX_LOG(1, "coll:adaptx: bcast case not handled (datatype of zero extent); falling back");
+    return request ? m->prev.ibcast(buf, count, dtype, root, comm, request, m->prev.ibcast_module)
+                   : m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
+}
+
+static int do_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                     struct ompi_op_t *op, int root, int all, struct ompi_communicator_t *comm,
+                     ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
+    call_t c;
+    int unsupported;
+    static const char *what[2][2] = {{"MPI_Reduce", "MPI_Ireduce"},
+                                     {"MPI_Allreduce", "MPI_Iallreduce"}};
+    prepare(&c, all ? ADAPTX_ALLREDUCE : ADAPTX_REDUCE, request != NULL, count, dtype, comm);
+    reduce_args_t a = {sbuf, rbuf, op, root,
+                       request ? ompi_coll_base_nbc_reserve_tags(comm, 1)
+                               : (all ? MCA_COLL_BASE_TAG_ALLREDUCE : MCA_COLL_BASE_TAG_REDUCE),
+                       all};
+    int rc = run(start_reduce, &c, &a, what[all][request != NULL], request, &unsupported);
+    if (!unsupported) return rc;
+    ADAPTX_LOG(1, "coll:adaptx: reduction case not handled (datatype of zero extent); falling back");
+    if (all)
+        return request ? m->prev.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
+                                            m->prev.iallreduce_module)
+                       : m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm,
+                                           m->prev.allreduce_module);
+    return request ? m->prev.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
+                                     m->prev.ireduce_module)
+                   : m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm,
+                                    m->prev.reduce_module);
+}
+
 int mca_coll_adaptx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
-    mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
-    collx_transport_t t;
-    collx_dtype_t d;
-    collx_tuning_t tun;
-    collx_op_t *op = NULL;
+    return do_bcast(buf, count, dtype, root, comm, NULL, module);
+}
 
-    collx_glue_transport(&t, comm);
-    collx_glue_dtype(&d, dtype);
-    tuning(&tun, mca_coll_adaptx_component.bcast_tree,
-           mca_coll_adaptx_component.bcast_segment_size);
-    ADAPTX_LOG(10, "coll:adaptx: bcast count %d root %d on %s (%s tree)", count, root,
-               comm->c_name, collx_tree_name(tun.tree));
-    int rc = collx_bcast_start(&t, buf, (size_t)(count < 0 ? 0 : count), &d, root,
-                               MCA_COLL_BASE_TAG_BCAST, &tun, &op);
-    if (COLLX_ERR_UNSUPPORTED == rc) {
-        ADAPTX_LOG(1, "coll:adaptx: bcast case not handled; falling back");
-        return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
-    }
-    if (COLLX_OK != rc) return report("MPI_Bcast", collx_glue_rc(rc));
-    return report("MPI_Bcast", collx_glue_wait(op));
+int mca_coll_adaptx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                           struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    return do_bcast(buf, count, dtype, root, comm, request, module);
 }
 
 int mca_coll_adaptx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                            mca_coll_base_module_t *module)
 {
-    mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
-    collx_transport_t t;
-    collx_dtype_t d;
-    collx_tuning_t tun;
-    collx_op_t *cop = NULL;
-    int commute = 0;
+    return do_reduce(sbuf, rbuf, count, dtype, op, root, 0, comm, NULL, module);
+}
 
-    collx_glue_transport(&t, comm);
-    collx_glue_dtype(&d, dtype);
-    PMPI_Op_commutative((MPI_Op)op, &commute);
-    tuning(&tun, mca_coll_adaptx_component.reduce_tree,
-           mca_coll_adaptx_component.reduce_segment_size);
-    int is_root = ompi_comm_rank(comm) == root;
-    const void *mine = (is_root && MPI_IN_PLACE == sbuf) ? NULL : sbuf;
-    ADAPTX_LOG(10, "coll:adaptx: reduce count %d root %d on %s (%s)", count, root, comm->c_name,
-               commute ? "commutative" : "order-preserving");
-    int rc = collx_reduce_start(&t, mine, rbuf, (size_t)(count < 0 ? 0 : count), &d, op, commute,
-                                root, MCA_COLL_BASE_TAG_REDUCE, &tun, &cop);
-    if (COLLX_ERR_UNSUPPORTED == rc) {
-        ADAPTX_LOG(1, "coll:adaptx: reduce case not handled; falling back");
-        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
-    }
-    if (COLLX_OK != rc) return report("MPI_Reduce", collx_glue_rc(rc));
-    return report("MPI_Reduce", collx_glue_wait(cop));
+int mca_coll_adaptx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                            ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    return do_reduce(sbuf, rbuf, count, dtype, op, root, 0, comm, request, module);
+}
+
+int mca_coll_adaptx_allreduce(const void *sbuf, void *rbuf, int count,
+                              struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                              struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    return do_reduce(sbuf, rbuf, count, dtype, op, 0, 1, comm, NULL, module);
+}
+
+int mca_coll_adaptx_iallreduce(const void *sbuf, void *rbuf, int count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, ompi_request_t **request,
+                               mca_coll_base_module_t *module)
+{
+    return do_reduce(sbuf, rbuf, count, dtype, op, 0, 1, comm, request, module);
 }

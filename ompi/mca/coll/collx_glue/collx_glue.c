@@ -102,6 +102,66 @@ int collx_glue_wait(collx_op_t *op)
     return collx_glue_rc(status);
 }
 
+/* ------------------------------------------------------------- requests */
+
+OBJ_CLASS_INSTANCE(collx_request_t, ompi_coll_base_nbc_request_t, NULL, NULL);
+
+static void request_done(void *ctx, int status)
+{
+    collx_request_t *r = ctx;
+    r->super.super.req_status.MPI_ERROR = COLLX_OK == status ? MPI_SUCCESS : MPI_ERR_INTERN;
+    ompi_request_complete(&r->super.super, true);
+}
+
+static int request_free(ompi_request_t **request)
+{
+    collx_request_t *r = (collx_request_t *)*request;
+    /* MPI forbids freeing an active collective request (MPI-3.1 5.12) */
+    if (!REQUEST_COMPLETE(*request)) return MPI_ERR_REQUEST;
+    if (r->op) collx_op_free(r->op);
+    r->op = NULL;
+    OMPI_REQUEST_FINI(*request);
+    (*request)->req_state = OMPI_REQUEST_INVALID;
+    OBJ_RELEASE(*request);
+    *request = MPI_REQUEST_NULL;
+    return OMPI_SUCCESS;
+}
+
+static int request_cancel(ompi_request_t *request, int complete)
+{
+    (void)request;
+    (void)complete;
+    return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
+}
+
+collx_request_t *collx_glue_request_new(collx_notify_t *notify)
+{
+    collx_request_t *r = OBJ_NEW(collx_request_t);
+    if (NULL == r) return NULL;
+    ompi_request_t *q = &r->super.super;
+    OMPI_REQUEST_INIT(q, false);
+    q->req_state = OMPI_REQUEST_ACTIVE;
+    q->req_type = OMPI_REQUEST_COLL;
+    q->req_free = request_free;
+    q->req_cancel = request_cancel;
+    q->req_status.MPI_SOURCE = 0;
+    q->req_status.MPI_TAG = 0;
+    q->req_status.MPI_ERROR = MPI_SUCCESS;
+    q->req_status._cancelled = 0;
+    q->req_status._ucount = 0;
+    r->op = NULL;
+    notify->fn = request_done;
+    notify->ctx = r;
+    return r;
+}
+
+void collx_glue_request_abandon(collx_request_t *r)
+{
+    OMPI_REQUEST_FINI(&r->super.super);
+    r->super.super.req_state = OMPI_REQUEST_INVALID;
+    OBJ_RELEASE(r);
+}
+
 /* ------------------------------------------------------------ show_help */
 
 void collx_glue_register_help(void)

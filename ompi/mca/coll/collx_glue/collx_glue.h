@@ -12,6 +12,7 @@
 #include "collx/collx.h"
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "opal/mca/base/mca_base_var.h"
 
 BEGIN_C_DECLS
@@ -25,6 +26,21 @@ void collx_glue_dtype(collx_dtype_t *d, struct ompi_datatype_t *dt);
 /* Drive `op` to completion through opal_progress, free it and return an
  * OMPI error code. */
 int collx_glue_wait(collx_op_t *op);
+
+/* A non-blocking collective's request: an nbc request (the MPI layer may
+ * attach datatypes to it) driven by a collx operation, completed by the
+ * operation's notification, freed by MPI_Wait/Test/Request_free. */
+typedef struct collx_request_t {
+    ompi_coll_base_nbc_request_t super;
+    collx_op_t *op;
+} collx_request_t;
+OBJ_CLASS_DECLARATION(collx_request_t);
+
+/* A new active collective request and the notification that completes it;
+ * pass `notify` to collx_*_start with &req->op as the operation out-param.
+ * On a failed start call collx_glue_request_abandon(req). */
+collx_request_t *collx_glue_request_new(collx_notify_t *notify);
+void collx_glue_request_abandon(collx_request_t *req);
 
 /* Map a collx core return code to an OMPI one. */
 int collx_glue_rc(int collx_rc);

@@ -60,35 +60,67 @@ typedef struct collx_transport {
 /* Called by the transport when a transfer posted with `token` completes. */
 void collx_xfer_complete(void *token, int status);
 
-/* Tree families (adaptx issue will add more). */
+/* Tree families; see opal/collx/tree.hpp and docs/mca-parameters.md. */
 typedef enum collx_tree_kind {
     COLLX_TREE_BINOMIAL = 0,
+    COLLX_TREE_IN_ORDER_BINOMIAL,
+    COLLX_TREE_BINARY,
+    COLLX_TREE_KNOMIAL,
+    COLLX_TREE_CHAIN,
+    COLLX_TREE_PIPELINE, /* one chain: linear pipelining (LP) */
+    COLLX_TREE_LINEAR,
     COLLX_TREE_COUNT
 } collx_tree_kind_t;
 
+/* Name of a tree kind ("binomial", ...), NULL when out of range. */
 const char *collx_tree_name(int kind);
 
 /* Per-call knobs, filled by the glue from MCA variables / tuning rules. */
 typedef struct collx_tuning {
     int tree;             /* collx_tree_kind_t                           */
+    int fanout;           /* k-nomial radix, number of chains (>= 1)     */
     size_t segment_bytes; /* target bytes per segment (>= 1 element)     */
     int max_send;         /* outstanding isends per operation (>= 1)     */
     int max_recv;         /* outstanding irecvs per operation (>= 1)     */
 } collx_tuning_t;
+
+/* Linear-pipelining segment size that minimises the chain's time
+ * (P-1+k)(alpha + beta*n/k): s* = sqrt(n*alpha / ((P-2)*beta)), clamped to
+ * [1 KiB, n]; n for P <= 2.  alpha in seconds, beta in seconds per byte. */
+size_t collx_lp_segment_bytes(size_t message_bytes, int P, double alpha, double beta);
+
+/* Optional completion notification (non-blocking collectives): called
+ * once, when the operation has finished, with its status; from whatever
+ * thread completed the last transfer, possibly inside the start call.
+ * The operation must not be freed before it has been called. */
+typedef struct collx_notify {
+    void (*fn)(void *ctx, int status);
+    void *ctx;
+} collx_notify_t;
 
 typedef struct collx_op collx_op_t;
 
 /* Start a broadcast of `count` elements of `dt` at `buf` from `root`. */
 int collx_bcast_start(const collx_transport_t *t, void *buf, size_t count,
                       const collx_dtype_t *dt, int root, int tag, const collx_tuning_t *tun,
-                      collx_op_t **out);
+                      const collx_notify_t *notify, collx_op_t **out);
 
 /* Start a reduction to `root`.  sendbuf == NULL means MPI_IN_PLACE at the
  * root (its contribution is in recvbuf).  `commutative` = 0 selects an
  * order-preserving schedule: the result is x_0 op x_1 op ... op x_{P-1}. */
 int collx_reduce_start(const collx_transport_t *t, const void *sendbuf, void *recvbuf,
                        size_t count, const collx_dtype_t *dt, void *op, int commutative,
-                       int root, int tag, const collx_tuning_t *tun, collx_op_t **out);
+                       int root, int tag, const collx_tuning_t *tun,
+                       const collx_notify_t *notify, collx_op_t **out);
+
+/* Start an allreduce: a reduction up the tree (rooted at rank 0) whose
+ * result flows back down the same tree, segment by segment, overlapped.
+ * sendbuf == NULL means MPI_IN_PLACE (every rank's data is in recvbuf).
+ * With COLLX_TREE_PIPELINE this is the LP chain allreduce. */
+int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void *recvbuf,
+                          size_t count, const collx_dtype_t *dt, void *op, int commutative,
+                          int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                          collx_op_t **out);
 
 /* 1 when the operation has finished (all its transfers completed); then
  * *status is COLLX_OK or the first error. */
