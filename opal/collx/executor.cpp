@@ -45,6 +45,7 @@ void BufferPool::put(char *buf) {
 TreeShape shape_of(const collx_tuning_t &tun) {
     TreeShape s;
     s.fanout = tun.fanout < 1 ? 1 : tun.fanout;
+    s.node_of = tun.node_of;
     switch (tun.tree) {
         case COLLX_TREE_IN_ORDER_BINOMIAL: s.kind = TreeKind::InOrderBinomial; break;
         case COLLX_TREE_BINARY: s.kind = TreeKind::Binary; break;
@@ -52,6 +53,7 @@ TreeShape shape_of(const collx_tuning_t &tun) {
         case COLLX_TREE_CHAIN: s.kind = TreeKind::Chain; break;
         case COLLX_TREE_PIPELINE: s.kind = TreeKind::Pipeline; break;
         case COLLX_TREE_LINEAR: s.kind = TreeKind::Linear; break;
+        case COLLX_TREE_TOPO: s.kind = TreeKind::Topo; break;
         case COLLX_TREE_BINOMIAL:
         default: s.kind = TreeKind::Binomial; break;
     }

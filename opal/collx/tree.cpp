@@ -104,6 +104,7 @@ VNode range_node(const TreeShape &s, int n, int v) {
         case TreeKind::Chain: return chains(s.fanout, n, v);
         case TreeKind::Pipeline: return chains(1, n, v);
         case TreeKind::Linear: return linear(n, v);
+        case TreeKind::Topo: return knomial(2, n, v);  // not a range tree
     }
     return linear(n, v);
 }
@@ -126,7 +127,59 @@ TreeNode in_range(const TreeShape &s, int n, int base, int shift, int rank) {
 
 TreeNode tree_node(const TreeShape &shape, int P, int root, int rank) {
     if (shape.kind == TreeKind::InOrderBinomial) return ordered_node(shape, P, root, rank);
+    if (shape.kind == TreeKind::Topo && shape.node_of)
+        return topo_node(shape.node_of, P, root, rank);
     return in_range(shape, P, 0, root, rank);
+}
+
+TreeNode topo_node(const int *node_of, int P, int root, int rank) {
+    // members of each node, in rank order; the leader goes first
+    std::vector<int> ids(node_of, node_of + P);
+    std::vector<int> order(ids);
+    std::sort(order.begin(), order.end());
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    const int nn = static_cast<int>(order.size());
+    auto index_of = [&](int id) {
+        return static_cast<int>(std::lower_bound(order.begin(), order.end(), id) - order.begin());
+    };
+    std::vector<std::vector<int>> members(nn);
+    for (int r = 0; r < P; ++r) members[index_of(ids[r])].push_back(r);
+    const int root_node = index_of(ids[root]);
+    auto &rm = members[root_node];
+    const auto at = std::find(rm.begin(), rm.end(), root);
+    std::rotate(rm.begin(), at, at + 1);  // the root leads its node
+    // leaders: the root's node first, the others by increasing leader rank
+    std::vector<int> nodes_in_tree{root_node};
+    for (int k = 0; k < nn; ++k)
+        if (k != root_node) nodes_in_tree.push_back(k);
+    std::sort(nodes_in_tree.begin() + 1, nodes_in_tree.end(),
+              [&](int a, int b) { return members[a][0] < members[b][0]; });
+
+    TreeNode t;
+    t.rank = rank;
+    const int my_node = index_of(ids[rank]);
+    const auto &mine = members[my_node];
+    const int pos = static_cast<int>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
+    if (pos == 0) {  // a leader: its place in the leaders' tree
+        const int lv = static_cast<int>(
+            std::find(nodes_in_tree.begin(), nodes_in_tree.end(), my_node) - nodes_in_tree.begin());
+        VNode up = knomial(2, nn, lv);
+        if (up.parent >= 0) t.parent = members[nodes_in_tree[up.parent]][0];
+        for (std::size_t i = 0; i < up.children.size(); ++i) {
+            int ranks_below = 0;  // all ranks of the nodes in that leader subtree
+            for (int k = up.children[i]; k < up.children[i] + up.sizes[i]; ++k)
+                ranks_below += static_cast<int>(members[nodes_in_tree[k]].size());
+            t.children.push_back(members[nodes_in_tree[up.children[i]]][0]);
+            t.subtree.push_back(ranks_below);
+        }
+    }
+    VNode in = knomial(2, static_cast<int>(mine.size()), pos);
+    if (pos != 0) t.parent = mine[in.parent];
+    for (std::size_t i = 0; i < in.children.size(); ++i) {
+        t.children.push_back(mine[in.children[i]]);
+        t.subtree.push_back(in.sizes[i]);
+    }
+    return t;
 }
 
 TreeNode ordered_node(const TreeShape &shape, int P, int root, int rank) {
@@ -186,6 +239,7 @@ const char *tree_kind_name(TreeKind k) {
         case TreeKind::Chain: return "chain";
         case TreeKind::Pipeline: return "pipeline";
         case TreeKind::Linear: return "linear";
+        case TreeKind::Topo: return "topo";
     }
     return "?";
 }

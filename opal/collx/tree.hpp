@@ -23,6 +23,7 @@ enum class TreeKind {
     Chain,            // `fanout` chains hanging off the root
     Pipeline,         // one chain: the linear-pipelining (LP) schedule
     Linear,           // the root talks to everybody
+    Topo,             // binomial over node leaders, then binomial within each node
 };
 
 // One rank's view of a tree.  For reductions, `children` are listed in the
@@ -39,18 +40,28 @@ struct TreeNode {
 
 struct TreeShape {
     TreeKind kind = TreeKind::Binomial;
-    int fanout = 2;  // Knomial radix (>= 2), Chain count (>= 1)
+    int fanout = 2;                // Knomial radix (>= 2), Chain count (>= 1)
+    const int *node_of = nullptr;  // Topo: node number of each rank
 };
 
 // Tree rooted at `root`, virtual ranks rotated so the root is virtual 0
 // (for broadcasts and commutative reductions).  InOrderBinomial is never
-// rotated: it is ordered_node() with the binomial shape.
+// rotated: it is ordered_node() with the binomial shape.  Topo is
+// topo_node() (binomial when node_of is missing).
 TreeNode tree_node(const TreeShape &shape, int P, int root, int rank);
+
+// Topology-aware tree: the root's node is led by the root, every other
+// node by its lowest rank; a binomial tree over the leaders (root's node
+// first, then nodes by increasing leader rank) crosses each node boundary
+// exactly once, and a binomial tree inside each node fans out from its
+// leader.  Not a range tree: tree_node() uses it for broadcasts and
+// commutative reductions only.
+TreeNode topo_node(const int *node_of, int P, int root, int rank);
 
 // Order-preserving tree: every subtree covers a contiguous range of *real*
 // ranks and own_pos places each rank's contribution at its rank position,
 // so folding operands in list order yields x_0 op ... op x_{P-1} whatever
-// the root.  Root 0: the shape's tree over 0..P-1 unrotated.  Root r > 0:
+// the root.  (Topo has no order-preserving form: binomial is used.)  Root 0: the shape's tree over 0..P-1 unrotated.  Root r > 0:
 // the root combines [tree over 0..r-1] op x_r op [tree over r+1..P-1].
 TreeNode ordered_node(const TreeShape &shape, int P, int root, int rank);
 

@@ -46,7 +46,7 @@ served_by() {  # served_by COMPONENT COLLECTIVE runner...
 }
 
 ALL_ADAPTX="bcast,reduce,allreduce,ibcast,ireduce,iallreduce,overlap"
-ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear"
+ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear topo"
 # every adaptx collective on one tree, small segments so that all paths run
 adaptx_tree() {  # adaptx_tree TREE runner...
     local tree=$1; shift

@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,37 @@ START_TEST(trees_are_spanning_for_every_size_and_root) {
                     ck_assert_msg(order[i] == i, "ordered %s/%d P=%d root=%d: position %d holds %d",
                                   tree_kind_name(sh.kind), sh.fanout, P, root, i, order[i]);
             }
+}
+END_TEST
+
+START_TEST(topology_tree_crosses_each_node_boundary_once) {
+    std::mt19937 rng(5);
+    for (int P = 1; P <= 64; ++P)
+        for (int layout = 0; layout < 4; ++layout) {
+            std::vector<int> node(P);
+            for (int r = 0; r < P; ++r)
+                node[r] = layout == 0   ? r / 4                      // blocks of 4
+                          : layout == 1 ? r % 3                      // round-robin on 3
+                          : layout == 2 ? 100 - r / 7                // ids not in rank order
+                                        : static_cast<int>(rng() % 5);  // random, uneven
+            std::vector<int> ids(node);
+            std::sort(ids.begin(), ids.end());
+            const int nnodes =
+                static_cast<int>(std::unique(ids.begin(), ids.end()) - ids.begin());
+            for (int root = 0; root < P; ++root) {
+                auto all = build_all(P, root, [&](int p, int r, int k) {
+                    return topo_node(node.data(), p, r, k);
+                });
+                std::string err = validate_tree(all, root);
+                ck_assert_msg(err.empty(), "topo P=%d layout=%d root=%d: %s", P, layout, root,
+                              err.c_str());
+                int crossings = 0;
+                for (int r = 0; r < P; ++r)
+                    for (int c : all[r].children) crossings += node[c] != node[r];
+                ck_assert_msg(crossings == nnodes - 1, "topo P=%d layout=%d root=%d: %d crossings",
+                              P, layout, root, crossings);
+            }
+        }
 }
 END_TEST
 
@@ -215,7 +248,9 @@ const Shape shapes[] = {{8, 1, 1}, {24, 2, 3}, {64, 8, 8}, {1 << 20, 4, 4}};
 const std::pair<int, int> trees[] = {{COLLX_TREE_BINOMIAL, 2}, {COLLX_TREE_IN_ORDER_BINOMIAL, 2},
                                      {COLLX_TREE_BINARY, 2},   {COLLX_TREE_KNOMIAL, 3},
                                      {COLLX_TREE_CHAIN, 2},    {COLLX_TREE_PIPELINE, 1},
-                                     {COLLX_TREE_LINEAR, 1}};
+                                     {COLLX_TREE_LINEAR, 1},   {COLLX_TREE_TOPO, 2}};
+// node map for the topology-aware tree in executor tests: 3 nodes, round-robin
+const int sim_nodes[16] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0};
 
 }  // namespace
 
@@ -232,7 +267,8 @@ START_TEST(bcast_delivers_root_data_everywhere) {
                     for (int r = 0; r < P; ++r)
                         for (std::size_t i = 0; i <= count; ++i)
                             buf[r][i] = r == root ? uint32_t(i * 2654435761u) : 0xdeadbeef;
-                    collx_tuning_t tun{tree, fanout, sh.seg_bytes, sh.max_send, sh.max_recv};
+                    collx_tuning_t tun{tree, fanout, sh.seg_bytes, sh.max_send, sh.max_recv,
+                                       sim_nodes};
                     std::vector<std::unique_ptr<Operation>> ops;
                     for (int r = 0; r < P; ++r)
                         ops.push_back(make_bcast(w.transport(r), buf[r].data(), count, dt, root,
@@ -271,7 +307,8 @@ static void check_reduce(bool commutative, bool in_place, bool all) {
                     for (int r = 0; r < P; ++r)
                         if (in_place && (all || r == root))
                             std::copy(in[r].begin(), in[r].end(), out[r].begin());
-                    collx_tuning_t tun{tree, fanout, sh.seg_bytes, sh.max_send, sh.max_recv};
+                    collx_tuning_t tun{tree, fanout, sh.seg_bytes, sh.max_send, sh.max_recv,
+                                       sim_nodes};
                     std::vector<std::unique_ptr<Operation>> ops;
                     for (int r = 0; r < P; ++r) {
                         const void *sb = (in_place && (all || r == root)) ? nullptr : in[r].data();
@@ -425,6 +462,7 @@ int main() {
     tcase_add_test(trees, binomial_depth_is_logarithmic);
     tcase_add_test(trees, ordered_reduce_folds_in_rank_order);
     tcase_add_test(trees, tree_depths_match_their_shape);
+    tcase_add_test(trees, topology_tree_crosses_each_node_boundary_once);
     tcase_add_test(trees, validator_rejects_broken_trees);
     tcase_add_test(trees, segmentation_covers_count_exactly);
     suite_add_tcase(s, trees);

@@ -55,6 +55,7 @@ typedef struct adaptx_prev_t {
 typedef struct mca_coll_adaptx_module_t {
     mca_coll_base_module_t super;
     adaptx_prev_t prev;
+    int *node_of; /* node of each rank, for the topo tree; built at first use */
 } mca_coll_adaptx_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adaptx_module_t);
 

@@ -67,10 +67,11 @@ static int adaptx_register(void)
         snprintf(help, sizeof(help),
                  "Tree of MPI_%s and its non-blocking form: binomial, in_order_binomial, "
                  "binary, knomial (radix = fanout), chain (fanout chains), pipeline (one "
-                 "chain: linear pipelining), linear.%s",
+                 "chain: linear pipelining), linear, topo (node leaders first, then within "
+                 "each node).%s",
                  n, k == ADAPTX_BCAST ? ""
                                       : " A non-commutative op uses the order-preserving "
-                                        "variant of the same shape.");
+                                        "variant of the same shape (binomial for topo).");
         collx_glue_register_tree(v, name, help, default_tree[k], OPAL_INFO_LVL_5,
                                  &c->coll[k].tree);
         snprintf(name, sizeof(name), "%s_segment_size", n);

@@ -1,5 +1,6 @@
 #include "ompi_config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll_adaptx.h"
@@ -17,6 +18,7 @@
 static void adaptx_module_construct(mca_coll_adaptx_module_t *m)
 {
     memset(&m->prev, 0, sizeof(m->prev));
+    m->node_of = NULL;
 }
 
 static void adaptx_module_destruct(mca_coll_adaptx_module_t *m)
@@ -27,6 +29,7 @@ static void adaptx_module_destruct(mca_coll_adaptx_module_t *m)
     COLLX_RELEASE_PREV(m->prev, ibcast);
     COLLX_RELEASE_PREV(m->prev, ireduce);
     COLLX_RELEASE_PREV(m->prev, iallreduce);
+    free(m->node_of);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_adaptx_module_t, mca_coll_base_module_t, adaptx_module_construct,
@@ -80,7 +83,7 @@ typedef struct call_t {
 } call_t;
 
 static void prepare(call_t *c, int which, int nb, int count, struct ompi_datatype_t *dtype,
-                    struct ompi_communicator_t *comm)
+                    struct ompi_communicator_t *comm, mca_coll_adaptx_module_t *m)
 {
     const mca_coll_adaptx_component_t *k = &mca_coll_adaptx_component;
     const adaptx_coll_params_t *p = &k->coll[which];
@@ -91,6 +94,22 @@ static void prepare(call_t *c, int which, int nb, int count, struct ompi_datatyp
     c->tun.fanout = p->fanout;
     c->tun.max_send = k->max_send_requests;
     c->tun.max_recv = k->max_recv_requests;
+    c->tun.node_of = NULL;
+    if (COLLX_TREE_TOPO == p->tree) {
+        if (NULL == m->node_of) {
+            m->node_of = collx_glue_node_map(comm);
+            if (m->node_of) {
+                int nodes = 0;
+                for (int r = 0; r < c->t.size; ++r) nodes += m->node_of[r] == r;
+                ADAPTX_LOG(1, "coll:adaptx: %s: %d ranks on %d nodes (topo tree)", comm->c_name,
+                           c->t.size, nodes);
+            }
+        }
+        c->tun.node_of = m->node_of; /* NULL: the core uses a binomial tree */
+        if (NULL == m->node_of)
+            ADAPTX_LOG(1, "coll:adaptx: no node map for %s; topo tree falls back to binomial",
+                       comm->c_name);
+    }
     if (p->segment_size > 0) {
         c->tun.segment_bytes = (size_t)p->segment_size;
     } else if (COLLX_TREE_PIPELINE == p->tree || COLLX_TREE_CHAIN == p->tree) {
@@ -182,7 +201,7 @@ static int do_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int roo
     mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
     call_t c;
     int unsupported;
-    prepare(&c, ADAPTX_BCAST, request != NULL, count, dtype, comm);
+    prepare(&c, ADAPTX_BCAST, request != NULL, count, dtype, comm, m);
     bcast_args_t a = {buf, root,
                       request ? ompi_coll_base_nbc_reserve_tags(comm, 1) : MCA_COLL_BASE_TAG_BCAST};
     int rc = run(start_bcast, &c, &a, request ? "MPI_Ibcast" : "MPI_Bcast", request, &unsupported);
@@ -201,7 +220,7 @@ static int do_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dataty
     int unsupported;
     static const char *what[2][2] = {{"MPI_Reduce", "MPI_Ireduce"},
                                      {"MPI_Allreduce", "MPI_Iallreduce"}};
-    prepare(&c, all ? ADAPTX_ALLREDUCE : ADAPTX_REDUCE, request != NULL, count, dtype, comm);
+    prepare(&c, all ? ADAPTX_ALLREDUCE : ADAPTX_REDUCE, request != NULL, count, dtype, comm, m);
     reduce_args_t a = {sbuf, rbuf, op, root,
                        request ? ompi_coll_base_nbc_reserve_tags(comm, 1)
                                : (all ? MCA_COLL_BASE_TAG_ALLREDUCE : MCA_COLL_BASE_TAG_REDUCE),

@@ -1,9 +1,11 @@
 #include "collx_glue.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpi.h"
 #include "ompi/mca/pml/pml.h"
+#include "ompi/proc/proc.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
@@ -81,6 +83,28 @@ void collx_glue_dtype(collx_dtype_t *d, struct ompi_datatype_t *dt)
     d->extent = extent;
     d->true_lb = tlb;
     d->true_extent = textent;
+}
+
+int *collx_glue_node_map(struct ompi_communicator_t *comm)
+{
+    const int size = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    int mine = me;
+    for (int r = 0; r < me; ++r) {
+        ompi_proc_t *p = ompi_comm_peer_lookup(comm, r);
+        if (p && OPAL_PROC_ON_LOCAL_NODE(p->super.proc_flags)) {
+            mine = r;
+            break;
+        }
+    }
+    int *all = malloc((size_t)size * sizeof(int));
+    if (NULL == all) return NULL;
+    int rc = comm->c_coll->coll_allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, comm,
+                                          comm->c_coll->coll_allgather_module);
+    if (OMPI_SUCCESS != rc) {
+        free(all);
+        return NULL;
+    }
+    return all;
 }
 
 int collx_glue_rc(int rc)

@@ -42,6 +42,12 @@ OBJ_CLASS_DECLARATION(collx_request_t);
 collx_request_t *collx_glue_request_new(collx_notify_t *notify);
 void collx_glue_request_abandon(collx_request_t *req);
 
+/* Node number of every rank of `comm` (the lowest rank of its node),
+ * from Open MPI's locality information and one allgather on `comm`: call
+ * it at the same point on all ranks (inside a collective).  malloc'd;
+ * NULL on failure. */
+int *collx_glue_node_map(struct ompi_communicator_t *comm);
+
 /* Map a collx core return code to an OMPI one. */
 int collx_glue_rc(int collx_rc);
 

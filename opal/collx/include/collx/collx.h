@@ -69,6 +69,7 @@ typedef enum collx_tree_kind {
     COLLX_TREE_CHAIN,
     COLLX_TREE_PIPELINE, /* one chain: linear pipelining (LP) */
     COLLX_TREE_LINEAR,
+    COLLX_TREE_TOPO,     /* node leaders first, then within each node */
     COLLX_TREE_COUNT
 } collx_tree_kind_t;
 
@@ -82,6 +83,8 @@ typedef struct collx_tuning {
     size_t segment_bytes; /* target bytes per segment (>= 1 element)     */
     int max_send;         /* outstanding isends per operation (>= 1)     */
     int max_recv;         /* outstanding irecvs per operation (>= 1)     */
+    const int *node_of;   /* COLLX_TREE_TOPO: node number of every rank
+                             (NULL: unknown, a binomial tree is used)     */
 } collx_tuning_t;
 
 /* Linear-pipelining segment size that minimises the chain's time
