@@ -22,6 +22,8 @@ step "adaptx LP (pipeline) with the automatic segment size, 6 ranks" \
     local_run 300 6 --mca coll_adaptx_priority 100 --mca coll_adaptx_bcast_algorithm pipeline \
     --mca coll_adaptx_reduce_algorithm pipeline --mca coll_adaptx_allreduce_algorithm pipeline \
     "$CHECKER" --quick --colls "$ALL_ADAPTX" --seed 5
+step "adaptx with more than 2^31 bytes per buffer (bcast, allreduce, reduce), 3 ranks" \
+    local_run 300 3 --mca coll_adaptx_priority 100 "$COLLX_BUILDDIR/test/mpi/huge_count"
 
 # --- hanx: one real node has no hierarchy, so impose groups of 2 ranks
 step "hanx serves MPI_Allreduce (synthetic 2-rank nodes)" \
