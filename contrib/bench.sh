@@ -107,11 +107,11 @@ for coll in ${colls//,/ }; do
                 if (upstream(c[i])) { if (bu == 0 || v + 0 < bu) bu = v + 0 }
                 else if (bc == 0 || v + 0 < bc) { bc = v + 0; bn = c[i] }
             }
-            printf "  %-18s %10s", bn, (bu > 0 && bc > 0) ? sprintf("%.2f", bc / bu) : "-"
+            printf "  %-18s %10s", bn, ((bu > 0 && bc > 0) ? sprintf("%.2f", bc / bu) : "-")
             if (bps > 0) {
                 bound = s / bps * 1e6
                 if (coll == "allreduce") bound *= 2 * (np - 1) / np
-                printf " %10.1f %8s", bound, bc > 0 ? sprintf("%.2f", bc / bound) : "-"
+                printf " %10.1f %8s", bound, ((bc > 0) ? sprintf("%.2f", bc / bound) : "-")
             }
             printf "\n"
         }
