@@ -260,9 +260,11 @@ class Bcast final : public Operation {
 // its own contribution, segment by segment, and sends the result to its
 // parent; the root's result lands in recvbuf.  Down phase (allreduce
 // only): the root's result segments flow back down the same tree into
-// every rank's recvbuf.  A rank receives segment s of the result only after
-// its own up-going send of s completed, since with MPI_IN_PLACE that send
-// reads recvbuf.
+// every rank's recvbuf.  A rank posts the receive of result segment s as
+// soon as recvbuf's segment s is no longer read by the up phase: at once
+// without MPI_IN_PLACE; with it, once s is folded (a rank with children
+// reads its own data only while folding) or, at a leaf, whose up-going send
+// reads recvbuf directly, once that send completed.
 class ReduceOp final : public Operation {
   public:
     ReduceOp(const collx_transport_t &t, const void *sendbuf, void *recvbuf, std::size_t count,
@@ -285,7 +287,8 @@ class ReduceOp final : public Operation {
         nchild_ = node_.children.size();
         st_.resize(nchild_ ? seg_.nseg : 0);
         for (auto &s : st_) s.got.assign(commute_ ? 0 : nchild_, nullptr);
-        up_sent_.assign(all_ && !is_root_ ? seg_.nseg : 0, 0);
+        // allreduce, non-root: may the result of segment s land in recvbuf yet?
+        result_free_.assign(all_ && !is_root_ ? seg_.nseg : 0, in_place_ ? 0 : 1);
         buf_limit_ = static_cast<std::size_t>(tun_.max_recv + tun_.max_send) + nchild_ + 1;
         down_total_ = all_ ? seg_.nseg * nchild_ : 0;
         if (nchild_ == 0) {
@@ -327,6 +330,7 @@ class ReduceOp final : public Operation {
         }
         held_.resize(seg_.nseg, nullptr);
         held_[s] = acc;
+        if (all_ && nchild_) result_free_[s] = 1;  // own data read while folding: done
         up_.ready(s, [&](std::size_t k) {
             up_q_.push_back({k, node_.parent, 0, held_[k] ? held_[k] : own(k), held_[k],
                                Xfer::Up});
@@ -396,7 +400,7 @@ class ReduceOp final : public Operation {
             pool_.put(x.buf);
             if (up) {
                 ++sent_up_;
-                if (all_) up_sent_[x.seg] = 1;
+                if (all_) result_free_[x.seg] = 1;  // a leaf's send read recvbuf
             } else {
                 ++down_sent_;
             }
@@ -435,8 +439,8 @@ class ReduceOp final : public Operation {
             ++up_recvs_;
             if (!recv(x.buf, seg_.length(x.seg), node_.children[x.peer_idx], x)) return;
         }
-        // down phase: the result, once our own send of that segment is done
-        while (all_ && !is_root_ && dseg_ < seg_.nseg && up_sent_[dseg_] &&
+        // down phase: the result, once recvbuf's segment is free
+        while (all_ && !is_root_ && dseg_ < seg_.nseg && result_free_[dseg_] &&
                down_recvs_ < tun_.max_recv) {
             Xfer x;
             x.phase = Xfer::Down;
@@ -481,7 +485,7 @@ class ReduceOp final : public Operation {
     std::size_t nchild_ = 0;
     std::vector<SegState> st_;
     std::vector<char *> held_;   // reduced segments waiting for their turn to go up
-    std::vector<char> up_sent_;  // allreduce: our up-going send of s completed
+    std::vector<char> result_free_;  // allreduce: recvbuf segment s may receive the result
     std::size_t buf_limit_ = 0;
     std::size_t rseg_ = 0, rchild_ = 0, dseg_ = 0;
     std::size_t folded_ = 0, sent_up_ = 0, down_recvd_ = 0, down_sent_ = 0, down_total_ = 0;

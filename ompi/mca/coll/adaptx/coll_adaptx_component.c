@@ -96,11 +96,13 @@ static int adaptx_register(void)
                             "direction for allreduce)",
                             8, 1, 1 << 20, OPAL_INFO_LVL_6, &c->max_recv_requests);
     collx_glue_register_int(v, "lp_alpha_ns",
-                            "LP cost model: time of one message, nanoseconds (used for the "
-                            "automatic segment size of pipeline and chain trees)",
-                            15000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_alpha_ns);
+                            "LP cost model: fixed cost of one segment on a link (per-message "
+                            "overhead), nanoseconds; sets the automatic segment size of "
+                            "pipeline and chain trees",
+                            2000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_alpha_ns);
     collx_glue_register_int(v, "lp_beta_ps_per_byte",
-                            "LP cost model: time per byte on a link, picoseconds (1000 = 1 GB/s)",
-                            1000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_beta_ps_per_byte);
+                            "LP cost model: time per byte on a link, picoseconds (8000 = "
+                            "1 Gbit/s, 80 = 100 Gbit/s)",
+                            8000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_beta_ps_per_byte);
     return OMPI_SUCCESS;
 }
