@@ -145,6 +145,21 @@ bool Operation::recv(void *buf, std::size_t count, int peer, Xfer x) {
     return post(Xfer::Recv, buf, count, peer, x);
 }
 
+bool Operation::drain(std::deque<PendingSend> &q, const Segmentation &seg, int *in_flight) {
+    while (!q.empty() && (in_flight ? *in_flight : sends_in_flight_) < tun_.max_send) {
+        PendingSend p = q.front();
+        q.pop_front();
+        Xfer x;
+        x.phase = p.phase;
+        x.seg = p.seg;
+        x.peer_idx = p.peer_idx;
+        x.buf = p.release;
+        if (in_flight) ++*in_flight;
+        if (!send(p.src, seg.length(p.seg), p.peer, x)) return false;
+    }
+    return true;
+}
+
 bool Operation::reduce(const void *in, void *inout, std::size_t count, void *op) {
     if (t_.reduce_local(t_.ctx, in, inout, count, &dt_, op) != 0) {
         status_ = COLLX_ERR;
@@ -180,16 +195,6 @@ class InOrder {
   private:
     std::vector<char> ready_;
     std::size_t next_ = 0;
-};
-
-// A send waiting for an outstanding-send slot.
-struct PendingSend {
-    std::size_t seg;
-    int peer;
-    std::size_t peer_idx;
-    const char *src;
-    char *release;  // pooled buffer to give back when sent
-    Xfer::Phase phase;
 };
 
 // ------------------------------------------------------------------- bcast
@@ -232,14 +237,7 @@ class Bcast final : public Operation {
             x.seg = next_recv_++;
             if (!recv(at(x.seg), seg_.length(x.seg), node_.parent, x)) return;
         }
-        while (!send_q_.empty() && sends_in_flight_ < tun_.max_send) {
-            PendingSend p = send_q_.front();
-            send_q_.pop_front();
-            Xfer x;
-            x.seg = p.seg;
-            x.peer_idx = p.peer_idx;
-            if (!send(p.src, seg_.length(p.seg), p.peer, x)) return;
-        }
+        drain(send_q_, seg_, nullptr);
     }
     bool all_done() const override {
         return (is_root_ || recvd_ == seg_.nseg) && sends_done_ == sends_total_;
@@ -448,23 +446,8 @@ class ReduceOp final : public Operation {
             ++down_recvs_;
             if (!recv(result(x.seg), seg_.length(x.seg), node_.parent, x)) return;
         }
-        if (!drain(up_q_, up_sends_)) return;
-        drain(down_q_, down_sends_);
-    }
-
-    bool drain(std::deque<PendingSend> &q, int &in_flight) {
-        while (!q.empty() && in_flight < tun_.max_send) {
-            PendingSend p = q.front();
-            q.pop_front();
-            Xfer x;
-            x.phase = p.phase;
-            x.seg = p.seg;
-            x.peer_idx = p.peer_idx;
-            x.buf = p.release;
-            ++in_flight;
-            if (!send(p.src, seg_.length(p.seg), p.peer, x)) return false;
-        }
-        return true;
+        if (!drain(up_q_, seg_, &up_sends_)) return;
+        drain(down_q_, seg_, &down_sends_);
     }
 
     bool all_done() const override {

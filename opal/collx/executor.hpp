@@ -56,6 +56,16 @@ struct Xfer {
     char *buf = nullptr;       // pooled buffer to release on completion, if any
 };
 
+// A send waiting for an outstanding-send slot.
+struct PendingSend {
+    std::size_t seg;
+    int peer;
+    std::size_t peer_idx;
+    const char *src;
+    char *release;  // pooled buffer to give back when sent
+    Xfer::Phase phase;
+};
+
 TreeShape shape_of(const collx_tuning_t &tun);
 
 class Operation {
@@ -80,6 +90,10 @@ class Operation {
     bool reduce(const void *in, void *inout, std::size_t count, void *op);
     bool copy(void *dst, const void *src, std::size_t count);
     bool failed() const { return status_ != COLLX_OK; }
+    // Post queued sends while fewer than max_send are in flight, counted by
+    // `in_flight` (a per-phase counter the caller decrements on completion)
+    // or, when null, by all of this operation's sends.
+    bool drain(std::deque<PendingSend> &q, const Segmentation &seg, int *in_flight);
 
     collx_transport_t t_;
     collx_dtype_t dt_;

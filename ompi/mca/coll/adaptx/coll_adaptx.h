@@ -10,6 +10,7 @@
 
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
+#include "../collx_glue/collx_glue.h"
 
 BEGIN_C_DECLS
 
@@ -36,25 +37,9 @@ typedef struct mca_coll_adaptx_component_t {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adaptx_component_t mca_coll_adaptx_component;
 
-/* What ran before us, for the cases we hand back. */
-typedef struct adaptx_prev_t {
-    mca_coll_base_module_bcast_fn_t bcast;
-    mca_coll_base_module_t *bcast_module;
-    mca_coll_base_module_reduce_fn_t reduce;
-    mca_coll_base_module_t *reduce_module;
-    mca_coll_base_module_allreduce_fn_t allreduce;
-    mca_coll_base_module_t *allreduce_module;
-    mca_coll_base_module_ibcast_fn_t ibcast;
-    mca_coll_base_module_t *ibcast_module;
-    mca_coll_base_module_ireduce_fn_t ireduce;
-    mca_coll_base_module_t *ireduce_module;
-    mca_coll_base_module_iallreduce_fn_t iallreduce;
-    mca_coll_base_module_t *iallreduce_module;
-} adaptx_prev_t;
-
 typedef struct mca_coll_adaptx_module_t {
     mca_coll_base_module_t super;
-    adaptx_prev_t prev;
+    collx_prev_t prev; /* what ran before us */
     int *node_of; /* node of each rank, for the topo tree; built at first use */
 } mca_coll_adaptx_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_adaptx_module_t);

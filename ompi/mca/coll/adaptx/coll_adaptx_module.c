@@ -23,12 +23,7 @@ static void adaptx_module_construct(mca_coll_adaptx_module_t *m)
 
 static void adaptx_module_destruct(mca_coll_adaptx_module_t *m)
 {
-    COLLX_RELEASE_PREV(m->prev, bcast);
-    COLLX_RELEASE_PREV(m->prev, reduce);
-    COLLX_RELEASE_PREV(m->prev, allreduce);
-    COLLX_RELEASE_PREV(m->prev, ibcast);
-    COLLX_RELEASE_PREV(m->prev, ireduce);
-    COLLX_RELEASE_PREV(m->prev, iallreduce);
+    collx_glue_release_prev(&m->prev);
     free(m->node_of);
 }
 

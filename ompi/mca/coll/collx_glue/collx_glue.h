@@ -13,6 +13,7 @@
 #include "ompi/communicator/communicator.h"
 #include "ompi/datatype/ompi_datatype.h"
 #include "ompi/mca/coll/base/coll_base_util.h"
+#include "ompi/mca/coll/coll.h"
 #include "opal/mca/base/mca_base_var.h"
 
 BEGIN_C_DECLS
@@ -59,22 +60,35 @@ void collx_glue_close_output(int *output);
 /* collm_init_query of both components: nothing to check. */
 int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads);
 
+/* What ran before a collx module on a communicator, per collective it
+ * provides: the cases it does not handle go there. */
+typedef struct collx_prev_t {
+    mca_coll_base_module_bcast_fn_t bcast;
+    mca_coll_base_module_t *bcast_module;
+    mca_coll_base_module_reduce_fn_t reduce;
+    mca_coll_base_module_t *reduce_module;
+    mca_coll_base_module_allreduce_fn_t allreduce;
+    mca_coll_base_module_t *allreduce_module;
+    mca_coll_base_module_ibcast_fn_t ibcast;
+    mca_coll_base_module_t *ibcast_module;
+    mca_coll_base_module_ireduce_fn_t ireduce;
+    mca_coll_base_module_t *ireduce_module;
+    mca_coll_base_module_iallreduce_fn_t iallreduce;
+    mca_coll_base_module_t *iallreduce_module;
+} collx_prev_t;
+
+/* Release every module retained in `prev` (module destructors). */
+void collx_glue_release_prev(collx_prev_t *prev);
+
 /* In module enable: remember (and retain) the module that provided `api`
- * before us on `comm`, for the cases we hand back.  `prev` is a struct
- * with members `api` and `api##_module`.  Fails the enable when there is
- * none. */
+ * before us on `comm`, for the cases we hand back.  Fails the enable when
+ * there is none. */
 #define COLLX_SAVE_PREV(prev, comm, api)                                                  \
     do {                                                                                  \
         if (NULL == (comm)->c_coll->coll_##api##_module) return OMPI_ERROR;               \
         (prev).api = (comm)->c_coll->coll_##api;                                          \
         (prev).api##_module = (comm)->c_coll->coll_##api##_module;                        \
         OBJ_RETAIN((prev).api##_module);                                                  \
-    } while (0)
-
-#define COLLX_RELEASE_PREV(prev, api)                                                     \
-    do {                                                                                  \
-        if ((prev).api##_module) OBJ_RELEASE((prev).api##_module);                        \
-        (prev).api##_module = NULL;                                                       \
     } while (0)
 
 /* Make our help files known to opal_show_help (idempotent). */

@@ -10,6 +10,7 @@
 
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
+#include "../collx_glue/collx_glue.h"
 
 BEGIN_C_DECLS
 
@@ -25,19 +26,9 @@ typedef struct mca_coll_hanx_component_t {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_hanx_component_t mca_coll_hanx_component;
 
-/* What a collective of ours hands back to when a case is not handled. */
-typedef struct hanx_prev_t {
-    mca_coll_base_module_bcast_fn_t bcast;
-    mca_coll_base_module_t *bcast_module;
-    mca_coll_base_module_reduce_fn_t reduce;
-    mca_coll_base_module_t *reduce_module;
-    mca_coll_base_module_allreduce_fn_t allreduce;
-    mca_coll_base_module_t *allreduce_module;
-} hanx_prev_t;
-
 typedef struct mca_coll_hanx_module_t {
     mca_coll_base_module_t super;
-    hanx_prev_t prev;
+    collx_prev_t prev; /* what ran before us */
     /* hierarchy, built lazily at the first collective */
     int hier_state;                 /* 0 = not built, 1 = usable, -1 = not hierarchical */
     struct ompi_communicator_t *low; /* ranks of my node                  */

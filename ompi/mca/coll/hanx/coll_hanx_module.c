@@ -103,9 +103,7 @@ static void hanx_module_destruct(mca_coll_hanx_module_t *m)
 {
     live_remove(m);
     free_subcomms(m);
-    COLLX_RELEASE_PREV(m->prev, bcast);
-    COLLX_RELEASE_PREV(m->prev, reduce);
-    COLLX_RELEASE_PREV(m->prev, allreduce);
+    collx_glue_release_prev(&m->prev);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_hanx_module_t, mca_coll_base_module_t, hanx_module_construct,
