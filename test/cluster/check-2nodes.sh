@@ -29,6 +29,21 @@ step "hanx checker, 3+1 (imbalanced)" \
     nodes -n 2 --slots 3,1 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --seed 13
 step "hanx checker, 2x2 round-robin placement" \
     nodes -n 2 -m 2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 "$CHECKER" --quick --seed 17
+# non-commutative reductions: hierarchical when nodes hold contiguous ranks,
+# handed back (and still right) on round-robin placements
+noncomm() {  # noncomm EXPECT(yes|no) cluster-options... -- mpirun-options...
+    local expect=$1 out; shift
+    out=$(nodes "$@" --mca coll_hanx_priority 100 --mca coll_hanx_verbose 1 \
+          "$CHECKER" --quick --colls reduce,allreduce --seed 29 2>&1)
+    echo "$out" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    if [ "$expect" = yes ]; then echo "$out" | grep -q "do not hold contiguous ranks"
+    else ! echo "$out" | grep -q "do not hold contiguous ranks"; fi
+}
+step "hanx non-commutative reductions stay hierarchical on 3+1 blocks" \
+    noncomm no -n 2 --slots 3,1 --timeout 300 --
+step "hanx hands non-commutative reductions on round-robin layouts back" \
+    noncomm yes -n 2 -m 2 --timeout 300 -- --map-by node
 step "communicator lifecycle and finalize on 2 nodes" \
     nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 \
     "$LIFECYCLE" 100

@@ -38,6 +38,7 @@ typedef struct mca_coll_hanx_module_t {
     int *low_rank_of;               /* rank in its node's low comm of each rank */
     int nnodes;
     int my_node;
+    int blocks;                     /* every node's ranks are contiguous */
 } mca_coll_hanx_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_hanx_module_t);
 

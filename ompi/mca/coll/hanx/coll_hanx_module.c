@@ -97,6 +97,7 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
     m->node_of = m->leader_of_node = m->low_rank_of = NULL;
     m->nnodes = 0;
     m->my_node = -1;
+    m->blocks = 0;
 }
 
 static void hanx_module_destruct(mca_coll_hanx_module_t *m)
@@ -197,6 +198,11 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     }
     free(all);
     m->my_node = m->node_of[rank];
+    /* nodes are numbered by their lowest rank: the layout is by blocks
+     * exactly when node numbers never decrease along the ranks */
+    m->blocks = 1;
+    for (int r = 1; r < size; ++r)
+        if (m->node_of[r] < m->node_of[r - 1]) m->blocks = 0;
     if (m->nnodes < 2 || m->nnodes == size) {
         HANX_LOG(1, "coll:hanx: %s spans %d node(s) with %d ranks: nothing to gain from a "
                     "hierarchy; using the previous modules",
@@ -227,6 +233,25 @@ static int hier_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
 {
     if (HIER_UNBUILT == m->hier_state) build_hierarchy(m, comm);
     return HIER_READY == m->hier_state;
+}
+
+/* 1 when a reduction with `op` can go through the hierarchy.  A
+ * non-commutative op keeps rank order when every node holds a contiguous
+ * block of ranks: each node reduces its block in order (the node
+ * communicator keeps the parent's order), and the leaders, ordered like
+ * their blocks, combine the blocks in order -- provided the modules of each
+ * level keep order for non-commutative ops, as Open MPI's (and adaptx)
+ * do.  Other layouts (round-robin) go to the previous module. */
+static int reduction_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                           struct ompi_op_t *op, const char *what)
+{
+    int commute = 0;
+    PMPI_Op_commutative((MPI_Op)op, &commute);
+    if (!hier_ready(m, comm)) return 0;
+    if (commute || m->blocks) return 1;
+    HANX_LOG(1, "coll:hanx: %s with a non-commutative op on %s, whose nodes do not hold "
+                "contiguous ranks: previous module", what, comm->c_name);
+    return 0;
 }
 
 static char *temp_buffer(struct ompi_datatype_t *dtype, int count, char **to_free)
@@ -271,12 +296,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
                          mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    int commute = 0;
-    PMPI_Op_commutative((MPI_Op)op, &commute);
-    if (!commute) {
-        HANX_LOG(1, "coll:hanx: reduce with a non-commutative op: previous module");
-    }
-    if (!commute || !hier_ready(m, comm))
+    if (!reduction_ready(m, comm, op, "reduce"))
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s", count, root, comm->c_name);
 
@@ -348,14 +368,9 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                             mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    int commute = 0;
-    PMPI_Op_commutative((MPI_Op)op, &commute);
-    if (!commute) {
-        HANX_LOG(1, "coll:hanx: allreduce with a non-commutative op: previous module");
-    }
     /* while building the hierarchy, Open MPI's own allreduces on comm land
      * here: hand them to the previous module */
-    if (!commute || HIER_BUILDING == m->hier_state || !hier_ready(m, comm)) {
+    if (HIER_BUILDING == m->hier_state || !reduction_ready(m, comm, op, "allreduce")) {
         if (HIER_BUILDING != m->hier_state && ring_allreduce_unsafe(dtype))
             return allreduce_as_reduce_bcast(sbuf, rbuf, count, dtype, op, comm, m->prev.reduce,
                                              m->prev.reduce_module, m->prev.bcast,
