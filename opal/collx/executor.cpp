@@ -104,7 +104,7 @@ bool Operation::drive() {
         while (!events_.empty()) {
             auto [x, st] = events_.front();
             events_.pop_front();
-            (x->kind == Xfer::Send ? sends_in_flight_ : recvs_in_flight_)--;
+            --in_flight_[x->kind][x->phase];
             if (st != 0) status_ = COLLX_ERR;
             else if (!failed()) on_done(*x);
             delete x;
@@ -113,7 +113,9 @@ bool Operation::drive() {
         if (events_.empty()) break;
     }
     driving_ = false;
-    if (sends_in_flight_ == 0 && recvs_in_flight_ == 0 && (failed() || all_done())) {
+    const bool idle = !in_flight_[Xfer::Send][Xfer::Up] && !in_flight_[Xfer::Send][Xfer::Down] &&
+                      !in_flight_[Xfer::Recv][Xfer::Up] && !in_flight_[Xfer::Recv][Xfer::Down];
+    if (idle && (failed() || all_done())) {
         done_ = true;
         return true;
     }
@@ -124,7 +126,7 @@ bool Operation::post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xf
     Xfer *rec = new Xfer(x);
     rec->op = this;
     rec->kind = kind;
-    int &in_flight = kind == Xfer::Send ? sends_in_flight_ : recvs_in_flight_;
+    int &in_flight = in_flight_[kind][x.phase];
     ++in_flight;  // before posting: the completion may be reported inside the call
     const int rc = kind == Xfer::Send ? t_.isend(t_.ctx, buf, count, &dt_, peer, tag_, rec)
                                       : t_.irecv(t_.ctx, buf, count, &dt_, peer, tag_, rec);
@@ -145,8 +147,8 @@ bool Operation::recv(void *buf, std::size_t count, int peer, Xfer x) {
     return post(Xfer::Recv, buf, count, peer, x);
 }
 
-bool Operation::drain(std::deque<PendingSend> &q, const Segmentation &seg, int *in_flight) {
-    while (!q.empty() && (in_flight ? *in_flight : sends_in_flight_) < tun_.max_send) {
+bool Operation::drain(std::deque<PendingSend> &q, const Segmentation &seg, Xfer::Phase phase) {
+    while (!q.empty() && in_flight(Xfer::Send, phase) < tun_.max_send) {
         PendingSend p = q.front();
         q.pop_front();
         Xfer x;
@@ -154,7 +156,6 @@ bool Operation::drain(std::deque<PendingSend> &q, const Segmentation &seg, int *
         x.seg = p.seg;
         x.peer_idx = p.peer_idx;
         x.buf = p.release;
-        if (in_flight) ++*in_flight;
         if (!send(p.src, seg.length(p.seg), p.peer, x)) return false;
     }
     return true;
@@ -232,12 +233,13 @@ class Bcast final : public Operation {
         }
     }
     void post_ready() override {
-        while (!is_root_ && next_recv_ < seg_.nseg && recvs_in_flight_ < tun_.max_recv) {
+        while (!is_root_ && next_recv_ < seg_.nseg &&
+               in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
             Xfer x;
             x.seg = next_recv_++;
             if (!recv(at(x.seg), seg_.length(x.seg), node_.parent, x)) return;
         }
-        drain(send_q_, seg_, nullptr);
+        drain(send_q_, seg_, Xfer::Down);
     }
     bool all_done() const override {
         return (is_root_ || recvd_ == seg_.nseg) && sends_done_ == sends_total_;
@@ -285,6 +287,7 @@ class ReduceOp final : public Operation {
         nchild_ = node_.children.size();
         st_.resize(nchild_ ? seg_.nseg : 0);
         for (auto &s : st_) s.got.assign(commute_ ? 0 : nchild_, nullptr);
+        held_.assign(is_root_ ? 0 : seg_.nseg, nullptr);
         // allreduce, non-root: may the result of segment s land in recvbuf yet?
         result_free_.assign(all_ && !is_root_ ? seg_.nseg : 0, in_place_ ? 0 : 1);
         buf_limit_ = static_cast<std::size_t>(tun_.max_recv + tun_.max_send) + nchild_ + 1;
@@ -326,7 +329,6 @@ class ReduceOp final : public Operation {
             if (all_) down_.ready(s, [&](std::size_t k) { queue_down(k); });
             return;
         }
-        held_.resize(seg_.nseg, nullptr);
         held_[s] = acc;
         if (all_ && nchild_) result_free_[s] = 1;  // own data read while folding: done
         up_.ready(s, [&](std::size_t k) {
@@ -394,7 +396,6 @@ class ReduceOp final : public Operation {
     void on_done(Xfer &x) override {
         const bool up = x.phase == Xfer::Up;
         if (x.kind == Xfer::Send) {
-            --(up ? up_sends_ : down_sends_);
             pool_.put(x.buf);
             if (up) {
                 ++sent_up_;
@@ -404,7 +405,6 @@ class ReduceOp final : public Operation {
             }
             return;
         }
-        --(up ? up_recvs_ : down_recvs_);
         if (!up) {  // a segment of the final result
             ++down_recvd_;
             down_.ready(x.seg, [&](std::size_t k) { queue_down(k); });
@@ -423,7 +423,7 @@ class ReduceOp final : public Operation {
     // phase, cannot close a cycle.
     void post_ready() override {
         // up phase: children's partial results, segment-major
-        while (nchild_ && rseg_ < seg_.nseg && up_recvs_ < tun_.max_recv &&
+        while (nchild_ && rseg_ < seg_.nseg && in_flight(Xfer::Recv, Xfer::Up) < tun_.max_recv &&
                pool_.in_use() < buf_limit_) {
             Xfer x;
             x.phase = Xfer::Up;
@@ -434,20 +434,18 @@ class ReduceOp final : public Operation {
                 rchild_ = 0;
                 ++rseg_;
             }
-            ++up_recvs_;
             if (!recv(x.buf, seg_.length(x.seg), node_.children[x.peer_idx], x)) return;
         }
         // down phase: the result, once recvbuf's segment is free
         while (all_ && !is_root_ && dseg_ < seg_.nseg && result_free_[dseg_] &&
-               down_recvs_ < tun_.max_recv) {
+               in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
             Xfer x;
             x.phase = Xfer::Down;
             x.seg = dseg_++;
-            ++down_recvs_;
             if (!recv(result(x.seg), seg_.length(x.seg), node_.parent, x)) return;
         }
-        if (!drain(up_q_, seg_, &up_sends_)) return;
-        drain(down_q_, seg_, &down_sends_);
+        if (!drain(up_q_, seg_, Xfer::Up)) return;
+        drain(down_q_, seg_, Xfer::Down);
     }
 
     bool all_done() const override {
@@ -472,7 +470,6 @@ class ReduceOp final : public Operation {
     std::size_t buf_limit_ = 0;
     std::size_t rseg_ = 0, rchild_ = 0, dseg_ = 0;
     std::size_t folded_ = 0, sent_up_ = 0, down_recvd_ = 0, down_sent_ = 0, down_total_ = 0;
-    int up_sends_ = 0, down_sends_ = 0, up_recvs_ = 0, down_recvs_ = 0;  // in flight
     std::deque<PendingSend> up_q_, down_q_;
 };
 

@@ -90,28 +90,27 @@ class Operation {
     bool reduce(const void *in, void *inout, std::size_t count, void *op);
     bool copy(void *dst, const void *src, std::size_t count);
     bool failed() const { return status_ != COLLX_OK; }
-    // Post queued sends while fewer than max_send are in flight, counted by
-    // `in_flight` (a per-phase counter the caller decrements on completion)
-    // or, when null, by all of this operation's sends.
-    bool drain(std::deque<PendingSend> &q, const Segmentation &seg, int *in_flight);
+    // Post queued sends of one phase while fewer than max_send of that
+    // phase are in flight.
+    bool drain(std::deque<PendingSend> &q, const Segmentation &seg, Xfer::Phase phase);
+    // Transfers posted and not yet completed, by kind and phase.
+    int in_flight(Xfer::Kind kind, Xfer::Phase phase) const { return in_flight_[kind][phase]; }
 
     collx_transport_t t_;
     collx_dtype_t dt_;
     int tag_;
     collx_tuning_t tun_;
-    int sends_in_flight_ = 0;
-    int recvs_in_flight_ = 0;
 
   private:
     bool post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xfer x);
     bool drive();  // true when this call finished the operation
-    void notify_if(bool finished_now);
     std::recursive_mutex mu_;
     std::deque<std::pair<Xfer *, int>> events_;
     bool driving_ = false;
     bool done_ = false;
     int status_ = COLLX_OK;
     collx_notify_t notify_{nullptr, nullptr};
+    int in_flight_[2][2] = {};  // [Xfer::Kind][Xfer::Phase]
 };
 
 std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,

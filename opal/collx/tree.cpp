@@ -220,12 +220,6 @@ TreeNode binomial_node(int P, int root, int rank) {
     return tree_node(TreeShape{TreeKind::Binomial, 2}, P, root, rank);
 }
 
-TreeNode binomial_bcast_node(int P, int root, int rank) {
-    TreeNode t = binomial_node(P, root, rank);
-    order_for_bcast(t);
-    return t;
-}
-
 TreeNode ordered_reduce_node(int P, int root, int rank) {
     return ordered_node(TreeShape{TreeKind::Binomial, 2}, P, root, rank);
 }

@@ -69,9 +69,8 @@ TreeNode ordered_node(const TreeShape &shape, int P, int root, int rank);
 // part of the tree gets each segment earliest.
 void order_for_bcast(TreeNode &t);
 
-// Backwards-compatible shorthands used by tests.
+// Shorthands used by tests: the binomial shape, rotated and order-preserving.
 TreeNode binomial_node(int P, int root, int rank);
-TreeNode binomial_bcast_node(int P, int root, int rank);
 TreeNode ordered_reduce_node(int P, int root, int rank);
 
 const char *tree_kind_name(TreeKind k);

@@ -16,6 +16,12 @@ BEGIN_C_DECLS
 
 enum { ADAPTX_BCAST, ADAPTX_REDUCE, ADAPTX_ALLREDUCE, ADAPTX_NCOLLS };
 
+/* "bcast", "reduce", "allreduce": MCA parameter prefixes and log names */
+extern const char *const mca_coll_adaptx_coll_names[ADAPTX_NCOLLS];
+
+/* Segment bytes of a tree (not pipeline/chain) when segment_size is 0. */
+#define ADAPTX_TREE_SEGMENT_BYTES(which) (ADAPTX_BCAST == (which) ? 65536 : 32768)
+
 /* Knobs of one collective. */
 typedef struct adaptx_coll_params_t {
     int tree;         /* collx_tree_kind_t */
@@ -31,8 +37,8 @@ typedef struct mca_coll_adaptx_component_t {
     adaptx_coll_params_t coll[ADAPTX_NCOLLS];
     int max_send_requests;
     int max_recv_requests;
-    int lp_alpha_ns;        /* LP model: per-message latency */
-    int lp_beta_ps_per_byte; /* LP model: per-byte time */
+    int lp_alpha_ns;         /* LP model: fixed cost of one segment on a link */
+    int lp_beta_ps_per_byte; /* LP model: time per byte on a link */
 } mca_coll_adaptx_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_adaptx_component_t mca_coll_adaptx_component;

@@ -43,7 +43,8 @@ static int adaptx_close(void)
     return OMPI_SUCCESS;
 }
 
-static const char *coll_names[ADAPTX_NCOLLS] = {"bcast", "reduce", "allreduce"};
+const char *const mca_coll_adaptx_coll_names[ADAPTX_NCOLLS] = {"bcast", "reduce",
+                                                                "allreduce"};
 static const int default_tree[ADAPTX_NCOLLS] = {COLLX_TREE_BINOMIAL, COLLX_TREE_BINOMIAL,
                                                  COLLX_TREE_BINOMIAL};
 
@@ -62,7 +63,7 @@ static int adaptx_register(void)
                             "10 = every call",
                             0, 0, 100, OPAL_INFO_LVL_9, &c->verbose);
     for (int k = 0; k < ADAPTX_NCOLLS; ++k) {
-        const char *n = coll_names[k];
+        const char *n = mca_coll_adaptx_coll_names[k];
         snprintf(name, sizeof(name), "%s_algorithm", n);
         snprintf(help, sizeof(help),
                  "Tree of MPI_%s and its non-blocking form: binomial, in_order_binomial, "
@@ -79,7 +80,7 @@ static int adaptx_register(void)
                  "Bytes per pipelined segment of MPI_%s (whole elements, at least one). 0 = "
                  "automatic: for pipeline/chain the LP optimum sqrt(n*alpha/((P-2)*beta)) "
                  "from lp_alpha_ns and lp_beta_ps_per_byte, else %d",
-                 n, k == ADAPTX_BCAST ? 65536 : 32768);
+                 n, ADAPTX_TREE_SEGMENT_BYTES(k));
         collx_glue_register_int(v, name, help, 0, 0, 1 << 30, OPAL_INFO_LVL_5,
                                 &c->coll[k].segment_size);
         snprintf(name, sizeof(name), "%s_fanout", n);

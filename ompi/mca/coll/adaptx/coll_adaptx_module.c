@@ -67,8 +67,6 @@ mca_coll_base_module_t *mca_coll_adaptx_comm_query(struct ompi_communicator_t *c
 
 /* ---------------------------------------------------------------- calls */
 
-static const char *names[ADAPTX_NCOLLS] = {"bcast", "reduce", "allreduce"};
-
 /* Everything the core needs for one call. */
 typedef struct call_t {
     collx_transport_t t;
@@ -115,11 +113,11 @@ static void prepare(call_t *c, int which, int nb, int count, struct ompi_datatyp
                                                       k->lp_alpha_ns * 1e-9,
                                                       k->lp_beta_ps_per_byte * 1e-12);
     } else {
-        c->tun.segment_bytes = ADAPTX_BCAST == which ? 65536 : 32768;
+        c->tun.segment_bytes = ADAPTX_TREE_SEGMENT_BYTES(which);
     }
     ADAPTX_LOG(10, "coll:adaptx: %s%s count %d on %s (%s tree, %zu-byte segments)",
-               nb ? "i" : "", names[which], count, comm->c_name, collx_tree_name(c->tun.tree),
-               c->tun.segment_bytes);
+               nb ? "i" : "", mca_coll_adaptx_coll_names[which], count, comm->c_name,
+               collx_tree_name(c->tun.tree), c->tun.segment_bytes);
 }
 
 static int report(const char *what, int rc)
