@@ -1265,16 +1265,21 @@ static int plain_tuned(void)
     }
     /* --mca coll basic,... without tuned */
     MPI_T_cvar_handle h;
-    char list[1024] = "";
+    char *list = NULL; /* n: the string's buffer size */
     if (MPI_T_cvar_get_index("coll", &idx) == MPI_SUCCESS &&
         MPI_T_cvar_handle_alloc(idx, NULL, &h, &n) == MPI_SUCCESS) {
-        if (n < (int)sizeof(list)) MPI_T_cvar_read(h, list);
+        list = calloc((size_t)n + 1, 1);
+        if (MPI_T_cvar_read(h, list) != MPI_SUCCESS) list[0] = 0;
         MPI_T_cvar_handle_free(&h);
     }
-    if (list[0] && ((list[0] != '^' && !strstr(list, "tuned")) ||
-                    (list[0] == '^' && strstr(list, "tuned"))))
+    if (list && list[0] && ((list[0] != '^' && !strstr(list, "tuned")) ||
+                            (list[0] == '^' && strstr(list, "tuned"))))
         plain = 0;
+    free(list);
     MPI_T_finalize();
+    if (verbose && wrank_g == 0)
+        fprintf(stderr, "collx_check: tuned without our components in front: %s\n",
+                plain ? "yes" : "no");
     return plain;
 }
 
