@@ -220,13 +220,11 @@ void collx_glue_close_output(int *output)
 
 void collx_glue_release_prev(collx_prev_t *prev)
 {
-    mca_coll_base_module_t **mods[] = {&prev->bcast_module,  &prev->reduce_module,
-                                       &prev->allreduce_module, &prev->ibcast_module,
-                                       &prev->ireduce_module, &prev->iallreduce_module};
-    for (unsigned k = 0; k < sizeof(mods) / sizeof(mods[0]); ++k) {
-        if (*mods[k]) OBJ_RELEASE(*mods[k]);
-        *mods[k] = NULL;
-    }
+#define COLLX_RELEASE(api)                                                                 \
+    if (prev->api##_module) OBJ_RELEASE(prev->api##_module);                              \
+    prev->api##_module = NULL;
+    COLLX_PREV_APIS(COLLX_RELEASE)
+#undef COLLX_RELEASE
 }
 
 int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)

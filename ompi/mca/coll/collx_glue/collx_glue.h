@@ -62,19 +62,16 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 
 /* What ran before a collx module on a communicator, per collective it
  * provides: the cases it does not handle go there. */
+#define COLLX_PREV_APIS(X)                                                                 \
+    X(bcast) X(reduce) X(allreduce) X(ibcast) X(ireduce) X(iallreduce) X(allgather)        \
+    X(allgatherv) X(gather) X(gatherv) X(scatter) X(scatterv) X(barrier) X(reduce_scatter) \
+    X(reduce_scatter_block) X(scan) X(exscan) X(alltoall) X(alltoallv)
 typedef struct collx_prev_t {
-    mca_coll_base_module_bcast_fn_t bcast;
-    mca_coll_base_module_t *bcast_module;
-    mca_coll_base_module_reduce_fn_t reduce;
-    mca_coll_base_module_t *reduce_module;
-    mca_coll_base_module_allreduce_fn_t allreduce;
-    mca_coll_base_module_t *allreduce_module;
-    mca_coll_base_module_ibcast_fn_t ibcast;
-    mca_coll_base_module_t *ibcast_module;
-    mca_coll_base_module_ireduce_fn_t ireduce;
-    mca_coll_base_module_t *ireduce_module;
-    mca_coll_base_module_iallreduce_fn_t iallreduce;
-    mca_coll_base_module_t *iallreduce_module;
+#define COLLX_PREV_FIELD(api)                                                              \
+    mca_coll_base_module_##api##_fn_t api;                                                 \
+    mca_coll_base_module_t *api##_module;
+    COLLX_PREV_APIS(COLLX_PREV_FIELD)
+#undef COLLX_PREV_FIELD
 } collx_prev_t;
 
 /* Release every module retained in `prev` (module destructors). */

@@ -1,12 +1,24 @@
 /*
  * coll/hanx: hierarchical collectives (after HAN).  A communicator is split
- * by node; each level runs the collectives of the modules Open MPI selects
- * on the sub-communicators (hanx excluded), composed here.
+ * into levels -- optionally sockets inside a node, nodes, and the leaders of
+ * the nodes -- and each level runs the collectives of the modules Open MPI
+ * selects on its sub-communicator (hanx excluded), composed and pipelined
+ * here.
+ *
+ *   coll_hanx_module.c   hierarchy (levels, tables), lifetime, selection
+ *   coll_hanx_pipeline.c bcast, reduce, allreduce, barrier: per-level stages
+ *                        pipelined over segments
+ *   coll_hanx_gather.c   gather(v), allgather(v), scatter(v), alltoall(v):
+ *                        packed blocks through the node leaders
+ *   coll_hanx_scan.c     reduce_scatter(_block), scan, exscan
+ *   coll_hanx_tuning.c   tuning file and per-call choices
  */
 #ifndef MCA_COLL_HANX_H
 #define MCA_COLL_HANX_H
 
 #include "ompi_config.h"
+
+#include <stdint.h>
 
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
@@ -14,14 +26,24 @@
 
 BEGIN_C_DECLS
 
+#define HANX_MAX_LEVELS 3
+
 typedef struct mca_coll_hanx_component_t {
     mca_coll_base_component_2_0_0_t super;
     int priority;
     int verbose;
     int output;
-    int ranks_per_node; /* 0: real locality; N > 0: synthetic groups of N ranks */
-    char *low_preference;  /* ompi_comm_coll_preference of the node level */
-    char *up_preference;   /* ompi_comm_coll_preference of the leader level */
+    int ranks_per_node;   /* 0: real locality; N > 0: synthetic groups of N ranks */
+    int round_robin;      /* synthetic nodes take ranks round-robin, not in blocks */
+    int ranks_per_socket; /* 0: sockets from hwloc (when socket_level); N > 0: synthetic */
+    int socket_level;     /* 1: add a socket level where a node has several sockets */
+    char *low_preference;  /* ompi_comm_coll_preference of the intra-node levels */
+    char *up_preference;   /* ompi_comm_coll_preference of the leaders' level */
+    int bcast_segment_size;     /* bytes; 0: tuning file / built-in default */
+    int reduce_segment_size;
+    int allreduce_segment_size;
+    char *tuning_file;
+    void *rules;               /* collx_rules_t * loaded from tuning_file, or NULL */
 } mca_coll_hanx_component_t;
 
 OMPI_MODULE_DECLSPEC extern mca_coll_hanx_component_t mca_coll_hanx_component;
@@ -30,19 +52,86 @@ typedef struct mca_coll_hanx_module_t {
     mca_coll_base_module_t super;
     collx_prev_t prev; /* what ran before us */
     /* hierarchy, built lazily at the first collective */
-    int hier_state;                 /* 0 = not built, 1 = usable, -1 = not hierarchical */
-    struct ompi_communicator_t *low; /* ranks of my node                  */
-    struct ompi_communicator_t *up;  /* node leaders (NULL on non-leaders) */
-    int *node_of;                   /* node index of each rank of comm    */
-    int *leader_of_node;            /* rank in comm of each node's leader */
-    int *low_rank_of;               /* rank in its node's low comm of each rank */
+    int hier_state;
+    int nlevels;       /* 2 (node, leaders) or 3 (socket, node, leaders) */
+    /* lvl[k]: the communicator of my level-k group, NULL when I do not
+     * represent my level-(k-1) group.  Level 0 holds every rank; the last
+     * level holds the node leaders. */
+    struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
+    /* leader[k][r]: rank (in comm) leading r's level-k group -- its lowest
+     * rank; rank_in[k][r]: rank, in its level-k communicator, of the
+     * member representing r at level k (r itself at level 0, the leader of
+     * r's level-(k-1) group above). */
+    int *leader[HANX_MAX_LEVELS];
+    int *rank_in[HANX_MAX_LEVELS];
+    /* the node level as one communicator (== lvl[0] with 2 levels) */
+    struct ompi_communicator_t *node;
+    int *node_of;      /* node index of each rank of comm (nodes by lowest rank) */
+    int *low_rank_of;  /* rank in its node communicator of each rank */
+    int *node_size;    /* ranks on each node */
+    int *node_first;   /* position of each node's first rank in node order */
+    int *rank_at;      /* rank of comm at each position of node order */
     int nnodes;
     int my_node;
-    int blocks;                     /* every node's ranks are contiguous */
+    int max_node_size;
+    int blocks;        /* every group of every level holds contiguous ranks */
 } mca_coll_hanx_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_hanx_module_t);
 
 mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *comm, int *priority);
+
+/* ---------------------------------------------------- shared helpers */
+
+#define HANX_LOG(level, ...)                                                               \
+    do {                                                                                   \
+        if (mca_coll_hanx_component.verbose >= (level))                                    \
+            opal_output_verbose((level), mca_coll_hanx_component.output, __VA_ARGS__);     \
+    } while (0)
+
+/* 1 when the hierarchy of comm is built and worth using (builds it at the
+ * first call; 0 while building, so Open MPI's own collectives on comm go to
+ * the previous module). */
+int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm);
+/* ...and the tuning file does not send this call to the previous module. */
+int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                      const char *collective, size_t bytes);
+
+/* Memory for `count` elements of dtype; returns the address to use as the
+ * buffer (shifted by the true lower bound), *to_free what to free(). */
+char *mca_coll_hanx_temp(struct ompi_datatype_t *dtype, size_t count, char **to_free);
+
+/* Size in bytes of `count` elements of dtype. */
+size_t mca_coll_hanx_bytes(struct ompi_datatype_t *dtype, size_t count);
+
+/* The i-th element of a buffer of dtype, and the extent it steps by. */
+char *mca_coll_hanx_elem(const void *buf, struct ompi_datatype_t *dtype, size_t i);
+ptrdiff_t mca_coll_hanx_extent(struct ompi_datatype_t *dtype);
+
+/* A collective of the level-k (or node) communicator. */
+#define HANX_LVL(m, k, api, ...) \
+    (m)->lvl[k]->c_coll->coll_##api(__VA_ARGS__, (m)->lvl[k], (m)->lvl[k]->c_coll->coll_##api##_module)
+/* the same for a non-blocking one, whose request comes after the comm */
+#define HANX_ILVL(m, k, api, req, ...)                                                     \
+    (m)->lvl[k]->c_coll->coll_##api(__VA_ARGS__, (m)->lvl[k], (req),                       \
+                                    (m)->lvl[k]->c_coll->coll_##api##_module)
+#define HANX_TOP(m) ((m)->lvl[(m)->nlevels - 1])
+#define HANX_TOP_CALL(m, api, ...) HANX_LVL(m, (m)->nlevels - 1, api, __VA_ARGS__)
+#define HANX_NODE_CALL(m, api, ...) \
+    (m)->node->c_coll->coll_##api(__VA_ARGS__, (m)->node, (m)->node->c_coll->coll_##api##_module)
+
+/* Tuning: what the file (or the built-in defaults) say for one call. */
+typedef struct hanx_choice {
+    const char *algorithm; /* NULL: default */
+    size_t segment_bytes;  /* 0: no segmentation */
+} hanx_choice_t;
+void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
+                          hanx_choice_t *out);
+/* 1 when the tuning file says "previous" for this call. */
+int mca_coll_hanx_previous(mca_coll_hanx_module_t *m, const char *collective, size_t bytes);
+int mca_coll_hanx_tuning_open(void);
+void mca_coll_hanx_tuning_close(void);
+
+/* ------------------------------------------------------- collectives */
 
 int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
@@ -52,6 +141,55 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module);
+int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+
+int mca_coll_hanx_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                         int rcount, struct ompi_datatype_t *rdtype, int root,
+                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_hanx_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                          void *rbuf, const int *rcounts, const int *displs,
+                          struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                            void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, const int *rcounts, const int *displs,
+                             struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                             mca_coll_base_module_t *module);
+int mca_coll_hanx_scatter(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                          void *rbuf, int rcount, struct ompi_datatype_t *rdtype, int root,
+                          struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_hanx_scatterv(const void *sbuf, const int *scounts, const int *displs,
+                           struct ompi_datatype_t *sdtype, void *rbuf, int rcount,
+                           struct ompi_datatype_t *rdtype, int root,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_hanx_alltoall(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_hanx_alltoallv(const void *sbuf, const int *scounts, const int *sdispls,
+                            struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                            const int *rdispls, struct ompi_datatype_t *rdtype,
+                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+
+int mca_coll_hanx_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm,
+                                       mca_coll_base_module_t *module);
+int mca_coll_hanx_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                       mca_coll_base_module_t *module);
+int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module);
+
+/* 1 when a reduction with op keeps MPI's rank order through the levels:
+ * commutative, or every group holds contiguous ranks.  Logs otherwise. */
+int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                           struct ompi_op_t *op, const char *what);
 
 END_C_DECLS
 

@@ -32,11 +32,12 @@ mca_coll_hanx_component_t mca_coll_hanx_component = {
 static int hanx_open(void)
 {
     mca_coll_hanx_component.output = collx_glue_open_output(mca_coll_hanx_component.verbose);
-    return OMPI_SUCCESS;
+    return mca_coll_hanx_tuning_open();
 }
 
 static int hanx_close(void)
 {
+    mca_coll_hanx_tuning_close();
     collx_glue_close_output(&mca_coll_hanx_component.output);
     return OMPI_SUCCESS;
 }
@@ -58,6 +59,37 @@ static int hanx_register(void)
                             "0: group ranks by real node (shared memory); N > 0: impose synthetic "
                             "groups of N consecutive ranks, for experiments",
                             0, 0, 1 << 24, OPAL_INFO_LVL_6, &c->ranks_per_node);
+    collx_glue_register_int(v, "round_robin",
+                            "With ranks_per_node: 1 = synthetic nodes take the ranks round-robin "
+                            "(rank r on node r mod nodes), as mpirun --map-by node places them",
+                            0, 0, 1, OPAL_INFO_LVL_6, &c->round_robin);
+    collx_glue_register_int(v, "ranks_per_socket",
+                            "0: socket groups inside a node from hwloc (see socket_level); N > 0: "
+                            "impose a level of synthetic groups of N consecutive ranks of a node",
+                            0, 0, 1 << 24, OPAL_INFO_LVL_6, &c->ranks_per_socket);
+    collx_glue_register_int(v, "socket_level",
+                            "1: add a socket level inside the nodes where some node has ranks on "
+                            "several sockets; 0: nodes and leaders only",
+                            1, 0, 1, OPAL_INFO_LVL_6, &c->socket_level);
+    collx_glue_register_int(v, "bcast_segment_size",
+                            "Segment size in bytes of the pipelined bcast (0: tuning file, else "
+                            "64 KiB from 256 KiB messages on)",
+                            0, 0, INT32_MAX, OPAL_INFO_LVL_6, &c->bcast_segment_size);
+    collx_glue_register_int(v, "reduce_segment_size",
+                            "Segment size in bytes of the pipelined reduce (0: tuning file, else "
+                            "128 KiB from 512 KiB messages on)",
+                            0, 0, INT32_MAX, OPAL_INFO_LVL_6, &c->reduce_segment_size);
+    collx_glue_register_int(v, "allreduce_segment_size",
+                            "Segment size in bytes of the pipelined allreduce (0: tuning file, "
+                            "else 128 KiB from 512 KiB messages on)",
+                            0, 0, INT32_MAX, OPAL_INFO_LVL_6, &c->allreduce_segment_size);
+    c->tuning_file = "";
+    (void)mca_base_component_var_register(v, "tuning_file",
+        "JSON tuning file (docs/tuning-file.md, written by collx-tune): per collective, "
+        "communicator shape and message size, the algorithm (hierarchical or previous) and "
+        "segment size.  Empty: built-in defaults; a bad file is reported, then the defaults used",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->tuning_file);
     c->low_preference = "^hanx";
     (void)mca_base_component_var_register(v, "low_preference",
         "ompi_comm_coll_preference given to the node-level sub-communicators (components "

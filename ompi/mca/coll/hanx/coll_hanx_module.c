@@ -11,12 +11,6 @@
 #include "opal/util/info.h"
 #include "opal/util/output.h"
 
-#define HANX_LOG(level, ...)                                                               \
-    do {                                                                                   \
-        if (mca_coll_hanx_component.verbose >= (level))                                    \
-            opal_output_verbose((level), mca_coll_hanx_component.output, __VA_ARGS__);     \
-    } while (0)
-
 enum { HIER_UNBUILT = 0, HIER_READY = 1, HIER_BUILDING = 2, HIER_FLAT = -1 };
 
 /* --------------------------------------------------------------------------
@@ -32,13 +26,23 @@ static int finalize_keyval = MPI_KEYVAL_INVALID;
 
 static void free_subcomms(mca_coll_hanx_module_t *m)
 {
-    if (m->low) ompi_comm_free(&m->low);
-    if (m->up) ompi_comm_free(&m->up);
-    m->low = m->up = NULL;
+    /* with 2 levels the node communicator is level 0: free it once */
+    if (m->node && m->node != m->lvl[0]) ompi_comm_free(&m->node);
+    m->node = NULL;
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
+        if (m->lvl[k]) ompi_comm_free(&m->lvl[k]);
+        m->lvl[k] = NULL;
+        free(m->leader[k]);
+        free(m->rank_in[k]);
+        m->leader[k] = m->rank_in[k] = NULL;
+    }
     free(m->node_of);
-    free(m->leader_of_node);
     free(m->low_rank_of);
-    m->node_of = m->leader_of_node = m->low_rank_of = NULL;
+    free(m->node_size);
+    free(m->node_first);
+    free(m->rank_at);
+    m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
+    m->nlevels = 0;
 }
 
 static void live_remove(mca_coll_hanx_module_t *m)
@@ -93,9 +97,14 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
 {
     memset(&m->prev, 0, sizeof(m->prev));
     m->hier_state = HIER_UNBUILT;
-    m->low = m->up = NULL;
-    m->node_of = m->leader_of_node = m->low_rank_of = NULL;
-    m->nnodes = 0;
+    m->nlevels = 0;
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
+        m->lvl[k] = NULL;
+        m->leader[k] = m->rank_in[k] = NULL;
+    }
+    m->node = NULL;
+    m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
+    m->nnodes = m->max_node_size = 0;
     m->my_node = -1;
     m->blocks = 0;
 }
@@ -113,9 +122,12 @@ OBJ_CLASS_INSTANCE(mca_coll_hanx_module_t, mca_coll_base_module_t, hanx_module_c
 static int hanx_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    COLLX_SAVE_PREV(m->prev, comm, bcast);
-    COLLX_SAVE_PREV(m->prev, comm, reduce);
-    COLLX_SAVE_PREV(m->prev, comm, allreduce);
+#define HANX_SAVE(api) COLLX_SAVE_PREV(m->prev, comm, api);
+    HANX_SAVE(bcast) HANX_SAVE(reduce) HANX_SAVE(allreduce) HANX_SAVE(barrier)
+    HANX_SAVE(gather) HANX_SAVE(gatherv) HANX_SAVE(allgather) HANX_SAVE(allgatherv)
+    HANX_SAVE(scatter) HANX_SAVE(scatterv) HANX_SAVE(alltoall) HANX_SAVE(alltoallv)
+    HANX_SAVE(reduce_scatter) HANX_SAVE(reduce_scatter_block) HANX_SAVE(scan) HANX_SAVE(exscan)
+#undef HANX_SAVE
     HANX_LOG(1, "coll:hanx: enabled on %s (cid %d, size %d)", comm->c_name,
              (int)ompi_comm_get_cid(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
@@ -133,6 +145,19 @@ mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *com
     m->super.coll_bcast = mca_coll_hanx_bcast;
     m->super.coll_reduce = mca_coll_hanx_reduce;
     m->super.coll_allreduce = mca_coll_hanx_allreduce;
+    m->super.coll_barrier = mca_coll_hanx_barrier;
+    m->super.coll_gather = mca_coll_hanx_gather;
+    m->super.coll_gatherv = mca_coll_hanx_gatherv;
+    m->super.coll_allgather = mca_coll_hanx_allgather;
+    m->super.coll_allgatherv = mca_coll_hanx_allgatherv;
+    m->super.coll_scatter = mca_coll_hanx_scatter;
+    m->super.coll_scatterv = mca_coll_hanx_scatterv;
+    m->super.coll_alltoall = mca_coll_hanx_alltoall;
+    m->super.coll_alltoallv = mca_coll_hanx_alltoallv;
+    m->super.coll_reduce_scatter = mca_coll_hanx_reduce_scatter;
+    m->super.coll_reduce_scatter_block = mca_coll_hanx_reduce_scatter_block;
+    m->super.coll_scan = mca_coll_hanx_scan;
+    m->super.coll_exscan = mca_coll_hanx_exscan;
     return &m->super;
 }
 
@@ -141,68 +166,180 @@ mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *com
  * communicators inside module enable hangs on dup'ed communicators).  While
  * it is being built, the collectives Open MPI runs on `comm` to create the
  * sub-communicators go to the previous module.
+ *
+ * Levels, innermost first: [socket,] node, leaders.  A group's leader is
+ * its lowest rank (splits keep the parent's order), so level-k
+ * communicators hold the leaders of the level-(k-1) groups in rank order.
  */
+
+/* My node's communicator: real shared memory, or synthetic groups. */
+static int split_node(struct ompi_communicator_t *comm, opal_info_t *info,
+                      struct ompi_communicator_t **node)
+{
+    const int rpn = mca_coll_hanx_component.ranks_per_node, rank = ompi_comm_rank(comm);
+    const int nodes = (ompi_comm_size(comm) + rpn - 1) / (rpn > 0 ? rpn : 1);
+    if (rpn > 0 && mca_coll_hanx_component.round_robin)
+        return ompi_comm_split_with_info(comm, rank % nodes, rank, info, node, false);
+    if (rpn > 0) return ompi_comm_split_with_info(comm, rank / rpn, rank, info, node, false);
+    return ompi_comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, info, node);
+}
+
+/* My socket group inside `node`, or NULL when the node has one socket (or
+ * the socket level is off). */
+static int split_socket(struct ompi_communicator_t *node, opal_info_t *info,
+                        struct ompi_communicator_t **sock)
+{
+    mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
+    const int lrank = ompi_comm_rank(node);
+    int rc;
+    *sock = NULL;
+    if (c->ranks_per_socket > 0)
+        rc = ompi_comm_split_with_info(node, lrank / c->ranks_per_socket, lrank, info, sock, false);
+    else if (c->socket_level)
+        rc = ompi_comm_split_type(node, OMPI_COMM_TYPE_SOCKET, 0, info, sock);
+    else
+        return OMPI_SUCCESS;
+    if (OMPI_SUCCESS != rc) return rc;
+    if (MPI_COMM_NULL == (MPI_Comm)*sock) *sock = NULL;
+    return OMPI_SUCCESS;
+}
+
+/* The leaders' communicator among `parent`'s members: leaders of the
+ * groups below (i_lead) get one, the others NULL. */
+static int split_leaders(struct ompi_communicator_t *parent, int i_lead, opal_info_t *info,
+                         struct ompi_communicator_t **out)
+{
+    int rc = ompi_comm_split_with_info(parent, i_lead ? 0 : MPI_UNDEFINED,
+                                       ompi_comm_rank(parent), info, out, false);
+    if (OMPI_SUCCESS == rc && MPI_COMM_NULL == (MPI_Comm)*out) *out = NULL;
+    return rc;
+}
+
+static int comm_rank_of(struct ompi_communicator_t *sub, int sub_rank,
+                        struct ompi_communicator_t *comm)
+{
+    int r = -1;
+    ompi_group_translate_ranks(sub->c_local_group, 1, &sub_rank, comm->c_local_group, &r);
+    return r;
+}
+
+/* Tables from every rank's [socket leader, node leader, rank in node]. */
+static int fill_tables(mca_coll_hanx_module_t *m, const int *all, int size)
+{
+    const int L = m->nlevels;
+    for (int k = 0; k < L; ++k) {
+        m->leader[k] = malloc((size_t)size * sizeof(int));
+        m->rank_in[k] = malloc((size_t)size * sizeof(int));
+        if (!m->leader[k] || !m->rank_in[k]) return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    m->node_of = malloc((size_t)size * sizeof(int));
+    m->low_rank_of = malloc((size_t)size * sizeof(int));
+    m->node_size = calloc((size_t)size, sizeof(int));
+    m->node_first = malloc((size_t)size * sizeof(int));
+    m->rank_at = malloc((size_t)size * sizeof(int));
+    int *counter = calloc((size_t)size, sizeof(int)), *index = malloc((size_t)size * sizeof(int));
+    if (!m->node_of || !m->low_rank_of || !m->node_size || !m->node_first || !m->rank_at ||
+        !counter || !index) {
+        free(counter);
+        free(index);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int r = 0; r < size; ++r) {
+        if (L == 3) m->leader[0][r] = all[3 * r];
+        m->leader[L - 2][r] = all[3 * r + 1];
+        m->leader[L - 1][r] = 0;
+        m->low_rank_of[r] = all[3 * r + 2];
+    }
+    /* rank_in: members of a level-k group are numbered in rank order */
+    for (int k = 0; k < L; ++k) {
+        memset(counter, 0, (size_t)size * sizeof(int));
+        for (int r = 0; r < size; ++r) {
+            const int member = 0 == k || m->leader[k - 1][r] == r;
+            index[r] = member ? counter[m->leader[k][r]]++ : -1;
+        }
+        for (int r = 0; r < size; ++r) m->rank_in[k][r] = index[0 == k ? r : m->leader[k - 1][r]];
+    }
+    /* nodes, numbered by their leader's rank (= order in the top level) */
+    m->nnodes = 0;
+    for (int r = 0; r < size; ++r)
+        if (m->leader[L - 2][r] == r) index[r] = m->nnodes++;
+    m->max_node_size = 0;
+    for (int r = 0; r < size; ++r) {
+        m->node_of[r] = index[m->leader[L - 2][r]];
+        if (++m->node_size[m->node_of[r]] > m->max_node_size)
+            m->max_node_size = m->node_size[m->node_of[r]];
+    }
+    for (int n = 0, pos = 0; n < m->nnodes; pos += m->node_size[n++]) m->node_first[n] = pos;
+    for (int r = 0; r < size; ++r)
+        m->rank_at[m->node_first[m->node_of[r]] + m->low_rank_of[r]] = r;
+    /* groups are ordered by their lowest rank: they hold contiguous ranks
+     * exactly when group leaders never decrease along the ranks */
+    m->blocks = 1;
+    for (int k = 0; k < L - 1; ++k)
+        for (int r = 1; r < size; ++r)
+            if (m->leader[k][r] < m->leader[k][r - 1]) m->blocks = 0;
+    free(counter);
+    free(index);
+    return OMPI_SUCCESS;
+}
+
 static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    struct ompi_communicator_t *sock = NULL, *mids = NULL;
     opal_info_t info;
+    int *all = NULL;
     int rc;
 
     m->hier_state = HIER_BUILDING;
     OBJ_CONSTRUCT(&info, opal_info_t);
     opal_info_set(&info, "ompi_comm_coll_preference", c->low_preference);
-    if (c->ranks_per_node > 0)
-        rc = ompi_comm_split_with_info(comm, rank / c->ranks_per_node, rank, &info, &m->low, false);
-    else
-        rc = ompi_comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, &info, &m->low);
+    rc = split_node(comm, &info, &m->node);
     if (OMPI_SUCCESS != rc) goto out;
-
-    const int low_rank = ompi_comm_rank(m->low);
+    rc = split_socket(m->node, &info, &sock);
+    if (OMPI_SUCCESS != rc) goto out;
+    /* a socket level only where some node really has several sockets;
+     * every rank must agree on the number of levels */
+    int several = NULL != sock && ompi_comm_size(sock) < ompi_comm_size(m->node), any = 0;
+    rc = comm->c_coll->coll_allreduce(&several, &any, 1, MPI_INT, MPI_MAX, comm,
+                                      comm->c_coll->coll_allreduce_module);
+    if (OMPI_SUCCESS != rc) goto out;
+    if (any && NULL == sock) { /* this node's split gave nothing: one group */
+        rc = ompi_comm_dup(m->node, &sock);
+        if (OMPI_SUCCESS != rc) goto out;
+    }
+    if (!any && sock) ompi_comm_free(&sock);
+    m->nlevels = any ? 3 : 2;
+    if (any) {
+        rc = split_leaders(m->node, 0 == ompi_comm_rank(sock), &info, &mids);
+        if (OMPI_SUCCESS != rc) goto out;
+        m->lvl[0] = sock;
+        m->lvl[1] = mids;
+        sock = mids = NULL;
+    } else {
+        m->lvl[0] = m->node;
+    }
     opal_info_set(&info, "ompi_comm_coll_preference", c->up_preference);
-    rc = ompi_comm_split_with_info(comm, 0 == low_rank ? 0 : MPI_UNDEFINED, rank, &info, &m->up,
-                                   false);
+    rc = split_leaders(comm, 0 == ompi_comm_rank(m->node), &info, &m->lvl[m->nlevels - 1]);
     if (OMPI_SUCCESS != rc) goto out;
-    if (MPI_COMM_NULL == (MPI_Comm)m->up) m->up = NULL; /* not a leader */
 
-    /* Who leads each rank's node, and where each rank sits in its node. */
-    int zero = 0, leader = -1;
-    rc = ompi_group_translate_ranks(m->low->c_local_group, 1, &zero, comm->c_local_group, &leader);
-    if (OMPI_SUCCESS != rc) goto out;
-    int mine[2] = {leader, low_rank};
-    int *all = malloc(2 * (size_t)size * sizeof(int));
-    m->node_of = malloc((size_t)size * sizeof(int));
-    m->low_rank_of = malloc((size_t)size * sizeof(int));
-    m->leader_of_node = malloc((size_t)size * sizeof(int));
-    if (!all || !m->node_of || !m->low_rank_of || !m->leader_of_node) {
-        free(all);
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
+    int mine[3] = {comm_rank_of(m->lvl[0], 0, comm), comm_rank_of(m->node, 0, comm),
+                   ompi_comm_rank(m->node)};
+    all = malloc(3 * (size_t)size * sizeof(int));
+    if (NULL == all) {
+        rc = OMPI_ERR_OUT_OF_RESOURCE; /* (every rank must still join the allgather) */
+        int dummy[3];
+        comm->c_coll->coll_allgather(mine, 3, MPI_INT, dummy, 0, MPI_INT, comm,
+                                     comm->c_coll->coll_allgather_module);
         goto out;
     }
-    rc = comm->c_coll->coll_allgather(mine, 2, MPI_INT, all, 2, MPI_INT, comm,
+    rc = comm->c_coll->coll_allgather(mine, 3, MPI_INT, all, 3, MPI_INT, comm,
                                       comm->c_coll->coll_allgather_module);
-    if (OMPI_SUCCESS != rc) {
-        free(all);
-        goto out;
-    }
-    /* Leaders are the lowest rank of their node, so numbering nodes by
-     * increasing leader rank matches the up communicator's rank order. */
-    m->nnodes = 0;
-    for (int r = 0; r < size; ++r) {
-        if (all[2 * r] == r) m->leader_of_node[m->nnodes++] = r;
-    }
-    for (int r = 0; r < size; ++r) {
-        m->low_rank_of[r] = all[2 * r + 1];
-        for (int n = 0; n < m->nnodes; ++n)
-            if (m->leader_of_node[n] == all[2 * r]) m->node_of[r] = n;
-    }
-    free(all);
+    if (OMPI_SUCCESS != rc) goto out;
+    rc = fill_tables(m, all, size);
+    if (OMPI_SUCCESS != rc) goto out;
     m->my_node = m->node_of[rank];
-    /* nodes are numbered by their lowest rank: the layout is by blocks
-     * exactly when node numbers never decrease along the ranks */
-    m->blocks = 1;
-    for (int r = 1; r < size; ++r)
-        if (m->node_of[r] < m->node_of[r - 1]) m->blocks = 0;
     if (m->nnodes < 2 || m->nnodes == size) {
         HANX_LOG(1, "coll:hanx: %s spans %d node(s) with %d ranks: nothing to gain from a "
                     "hierarchy; using the previous modules",
@@ -212,12 +349,16 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     } else {
         rc = live_add(m);
         if (OMPI_SUCCESS == rc) {
-            HANX_LOG(1, "coll:hanx: %s: %d nodes, %d ranks on my node (node %d)", comm->c_name,
-                     m->nnodes, ompi_comm_size(m->low), m->my_node);
+            HANX_LOG(1, "coll:hanx: %s: %d levels, %d nodes, %d ranks on my node (node %d)%s",
+                     comm->c_name, m->nlevels, m->nnodes, ompi_comm_size(m->node), m->my_node,
+                     m->blocks ? "" : ", ranks not in blocks by node");
             m->hier_state = HIER_READY;
         }
     }
 out:
+    free(all);
+    if (sock) ompi_comm_free(&sock);
+    if (mids) ompi_comm_free(&mids);
     OBJ_DESTRUCT(&info);
     if (HIER_BUILDING == m->hier_state) {
         HANX_LOG(1, "coll:hanx: could not build the hierarchy of %s (error %d); using the "
@@ -228,176 +369,58 @@ out:
     return m->hier_state;
 }
 
-/* 1 when the hierarchy can be used for this call. */
-static int hier_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
+int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     if (HIER_UNBUILT == m->hier_state) build_hierarchy(m, comm);
     return HIER_READY == m->hier_state;
 }
 
-/* 1 when a reduction with `op` can go through the hierarchy.  A
- * non-commutative op keeps rank order when every node holds a contiguous
- * block of ranks: each node reduces its block in order (the node
- * communicator keeps the parent's order), and the leaders, ordered like
- * their blocks, combine the blocks in order -- provided the modules of each
- * level keep order for non-commutative ops, as Open MPI's (and adaptx)
- * do.  Other layouts (round-robin) go to the previous module. */
-static int reduction_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                      const char *collective, size_t bytes)
+{
+    if (!mca_coll_hanx_ready(m, comm)) return 0;
+    if (!mca_coll_hanx_previous(m, collective, bytes)) return 1;
+    HANX_LOG(10, "coll:hanx: %s of %zu bytes on %s: previous module (tuning file)", collective,
+             bytes, comm->c_name);
+    return 0;
+}
+
+int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
                            struct ompi_op_t *op, const char *what)
 {
     int commute = 0;
     PMPI_Op_commutative((MPI_Op)op, &commute);
-    if (!hier_ready(m, comm)) return 0;
     if (commute || m->blocks) return 1;
-    HANX_LOG(1, "coll:hanx: %s with a non-commutative op on %s, whose nodes do not hold "
-                "contiguous ranks: previous module", what, comm->c_name);
+    HANX_LOG(1, "coll:hanx: %s with a non-commutative op on %s, whose groups do not hold "
+                "contiguous ranks", what, comm->c_name);
     return 0;
 }
 
-static char *temp_buffer(struct ompi_datatype_t *dtype, int count, char **to_free)
+size_t mca_coll_hanx_bytes(struct ompi_datatype_t *dtype, size_t count)
+{
+    size_t size = 0;
+    ompi_datatype_type_size(dtype, &size);
+    return size * count;
+}
+
+ptrdiff_t mca_coll_hanx_extent(struct ompi_datatype_t *dtype)
+{
+    ptrdiff_t lb, extent;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    return extent;
+}
+
+char *mca_coll_hanx_elem(const void *buf, struct ompi_datatype_t *dtype, size_t i)
+{
+    return (char *)buf + (ptrdiff_t)i * mca_coll_hanx_extent(dtype);
+}
+
+char *mca_coll_hanx_temp(struct ompi_datatype_t *dtype, size_t count, char **to_free)
 {
     ptrdiff_t lb, extent, tlb, textent;
     ompi_datatype_get_extent(dtype, &lb, &extent);
     ompi_datatype_get_true_extent(dtype, &tlb, &textent);
-    size_t bytes = (size_t)textent + (count > 0 ? (size_t)(count - 1) * (size_t)extent : 0);
+    size_t bytes = count ? (size_t)textent + (count - 1) * (size_t)extent : 0;
     *to_free = malloc(bytes ? bytes : 1);
     return *to_free ? *to_free - tlb : NULL;
-}
-
-#define LOW_CALL(m, api, ...) \
-    (m)->low->c_coll->coll_##api(__VA_ARGS__, (m)->low, (m)->low->c_coll->coll_##api##_module)
-#define UP_CALL(m, api, ...) \
-    (m)->up->c_coll->coll_##api(__VA_ARGS__, (m)->up, (m)->up->c_coll->coll_##api##_module)
-
-/* ------------------------------------------------------------ collectives */
-
-int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
-                        struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
-{
-    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!hier_ready(m, comm))
-        return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
-    HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s", count, root, comm->c_name);
-    const int root_node = m->node_of[root];
-    int rc = OMPI_SUCCESS;
-    /* 1: the root's node gets the data from the root, its leader included */
-    if (m->my_node == root_node && ompi_comm_size(m->low) > 1)
-        rc = LOW_CALL(m, bcast, buf, count, dtype, m->low_rank_of[root]);
-    /* 2: leaders pass it between nodes */
-    if (OMPI_SUCCESS == rc && NULL != m->up) rc = UP_CALL(m, bcast, buf, count, dtype, root_node);
-    /* 3: every other node fans it out from its leader */
-    if (OMPI_SUCCESS == rc && m->my_node != root_node && ompi_comm_size(m->low) > 1)
-        rc = LOW_CALL(m, bcast, buf, count, dtype, 0);
-    return rc;
-}
-
-int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                         struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
-                         mca_coll_base_module_t *module)
-{
-    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!reduction_ready(m, comm, op, "reduce"))
-        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
-    HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s", count, root, comm->c_name);
-
-    const int rank = ompi_comm_rank(comm);
-    const int root_node = m->node_of[root];
-    const int root_leader = m->leader_of_node[root_node];
-    const int i_am_root = rank == root, i_lead = NULL != m->up;
-    /* my contribution, wherever MPI_IN_PLACE left it */
-    const void *mine = (i_am_root && MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
-    char *to_free = NULL, *acc = NULL;
-    int rc = OMPI_SUCCESS;
-
-    if (i_lead) {
-        acc = i_am_root ? rbuf : temp_buffer(dtype, count, &to_free);
-        if (NULL == acc) return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    /* 1: reduce within each node to its leader */
-    const void *low_send = (i_lead && mine == acc) ? MPI_IN_PLACE : mine;
-    rc = LOW_CALL(m, reduce, low_send, acc, count, dtype, op, 0);
-    /* 2: leaders reduce across nodes to the root's node leader */
-    if (OMPI_SUCCESS == rc && i_lead) {
-        const int at_root_node = m->my_node == root_node;
-        rc = UP_CALL(m, reduce, at_root_node ? MPI_IN_PLACE : acc, acc, count, dtype, op,
-                     root_node);
-    }
-    /* 3: if the root does not lead its node, its leader hands it over */
-    if (OMPI_SUCCESS == rc && root != root_leader) {
-        if (rank == root_leader)
-            rc = MCA_PML_CALL(send(acc, count, dtype, root, MCA_COLL_BASE_TAG_REDUCE,
-                                   MCA_PML_BASE_SEND_STANDARD, comm));
-        else if (i_am_root)
-            rc = MCA_PML_CALL(recv(rbuf, count, dtype, root_leader, MCA_COLL_BASE_TAG_REDUCE, comm,
-                                   MPI_STATUS_IGNORE));
-    }
-    free(to_free);
-    return rc;
-}
-
-/* Open MPI 4.1.4's ring allreduce (what tuned picks for large messages)
- * receives into scratch buffers without shifting them by the datatype's
- * true lower bound, so a datatype whose data starts past its origin
- * (true_lb > 0) overflows them and corrupts the heap.  Such datatypes go
- * through reduce + bcast of the same modules instead. */
-static int ring_allreduce_unsafe(struct ompi_datatype_t *dtype)
-{
-    ptrdiff_t tlb, textent;
-    ompi_datatype_get_true_extent(dtype, &tlb, &textent);
-    return tlb != 0;
-}
-
-static int allreduce_as_reduce_bcast(const void *sbuf, void *rbuf, int count,
-                                     struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                     struct ompi_communicator_t *comm,
-                                     mca_coll_base_module_reduce_fn_t reduce,
-                                     mca_coll_base_module_t *reduce_module,
-                                     mca_coll_base_module_bcast_fn_t bcast,
-                                     mca_coll_base_module_t *bcast_module)
-{
-    const int root = ompi_comm_rank(comm) == 0;
-    const void *send = sbuf;
-    if (MPI_IN_PLACE == sbuf && !root) send = rbuf; /* IN_PLACE is the root's privilege */
-    int rc = reduce(send, rbuf, count, dtype, op, 0, comm, reduce_module);
-    if (OMPI_SUCCESS == rc) rc = bcast(rbuf, count, dtype, 0, comm, bcast_module);
-    return rc;
-}
-
-int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                            struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                            mca_coll_base_module_t *module)
-{
-    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    /* while building the hierarchy, Open MPI's own allreduces on comm land
-     * here: hand them to the previous module */
-    if (HIER_BUILDING == m->hier_state || !reduction_ready(m, comm, op, "allreduce")) {
-        if (HIER_BUILDING != m->hier_state && ring_allreduce_unsafe(dtype))
-            return allreduce_as_reduce_bcast(sbuf, rbuf, count, dtype, op, comm, m->prev.reduce,
-                                             m->prev.reduce_module, m->prev.bcast,
-                                             m->prev.bcast_module);
-        return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
-    }
-    HANX_LOG(10, "coll:hanx: allreduce count %d on %s", count, comm->c_name);
-
-    const int i_lead = NULL != m->up;
-    int rc;
-    /* 1: node reduce into the leader's rbuf; 2: leaders allreduce in place;
-     * 3: node bcast of the result */
-    if (i_lead)
-        rc = LOW_CALL(m, reduce, MPI_IN_PLACE == sbuf ? MPI_IN_PLACE : sbuf, rbuf, count, dtype,
-                      op, 0);
-    else
-        rc = LOW_CALL(m, reduce, MPI_IN_PLACE == sbuf ? rbuf : sbuf, NULL, count, dtype, op, 0);
-    if (OMPI_SUCCESS == rc && i_lead) {
-        if (ring_allreduce_unsafe(dtype))
-            rc = allreduce_as_reduce_bcast(MPI_IN_PLACE, rbuf, count, dtype, op, m->up,
-                                           m->up->c_coll->coll_reduce,
-                                           m->up->c_coll->coll_reduce_module,
-                                           m->up->c_coll->coll_bcast,
-                                           m->up->c_coll->coll_bcast_module);
-        else
-            rc = UP_CALL(m, allreduce, MPI_IN_PLACE, rbuf, count, dtype, op);
-    }
-    if (OMPI_SUCCESS == rc) rc = LOW_CALL(m, bcast, rbuf, count, dtype, 0);
-    return rc;
 }

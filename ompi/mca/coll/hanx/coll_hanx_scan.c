@@ -1,0 +1,268 @@
+/*
+ * reduce_scatter(_block), scan and exscan over the node level and the
+ * leaders' level.
+ *
+ * reduce_scatter: each node reduces the whole vector to its leader; the
+ * leaders reduce-scatter it by node (each node's share = its ranks'
+ * pieces, put in node order first when ranks are not in blocks by node);
+ * each leader scatters its node's share to its ranks.  Rank order is kept
+ * when nodes hold contiguous ranks, so non-commutative ops are native there.
+ *
+ * scan/exscan need every node to hold contiguous ranks (the prefix of a
+ * rank is then "previous nodes, then my node's earlier ranks"): a node
+ * scan, the leaders' exscan of the node totals, a node bcast, one local
+ * reduction.  Other placements go to the previous module.
+ */
+#include "ompi_config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll_hanx.h"
+#include "ompi/mca/coll/base/coll_tags.h"
+#include "ompi/mca/pml/pml.h"
+#include "opal/util/output.h"
+
+static void copy(struct ompi_datatype_t *dtype, size_t count, void *to, const void *from)
+{
+    if (count && to != from)
+        ompi_datatype_copy_content_same_ddt(dtype, (int64_t)count, (char *)to, (char *)from);
+}
+
+/* ------------------------------------------------------ reduce_scatter */
+
+static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, void *rbuf,
+                                 const int *rcounts, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                 size_t total)
+{
+    const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->node);
+    const int lead = NULL != HANX_TOP(m), N = m->nnodes;
+    const void *data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
+    char *acc_free = NULL, *ord_free = NULL, *share_free = NULL, *acc = NULL, *ord = NULL,
+         *share = NULL;
+    int *ncnt = malloc((size_t)N * sizeof(int)), *ndsp = malloc((size_t)N * sizeof(int));
+    int *lcnt = malloc((size_t)nsize * sizeof(int)), *ldsp = malloc((size_t)nsize * sizeof(int));
+    size_t *at = malloc((size_t)size * sizeof(size_t)); /* each rank's piece in rank order */
+    int rc = OMPI_SUCCESS;
+    if (!ncnt || !ndsp || !lcnt || !ldsp || !at) { rc = OMPI_ERR_OUT_OF_RESOURCE; goto out; }
+    for (int r = 0, o = 0; r < size; o += rcounts[r++]) at[r] = (size_t)o;
+    for (int n = 0, o = 0; n < N; ++n) {
+        ncnt[n] = 0;
+        for (int i = 0; i < m->node_size[n]; ++i) ncnt[n] += rcounts[m->rank_at[m->node_first[n] + i]];
+        ndsp[n] = o;
+        o += ncnt[n];
+    }
+    for (int i = 0, o = 0; i < nsize; ++i) {
+        lcnt[i] = rcounts[m->rank_at[m->node_first[m->my_node] + i]];
+        ldsp[i] = o;
+        o += lcnt[i];
+    }
+    if (lead) {
+        acc = mca_coll_hanx_temp(dtype, total, &acc_free);
+        share = mca_coll_hanx_temp(dtype, (size_t)ncnt[m->my_node], &share_free);
+        if (!acc || !share) rc = OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    /* 1: the node's sum of the whole vector at its leader (everybody joins,
+     * even after a leader's allocation failure, so nobody hangs) */
+    {
+        int lrc = nsize > 1 ? HANX_NODE_CALL(m, reduce, data, acc, (int)total, dtype, op, 0)
+                            : OMPI_SUCCESS;
+        if (1 == nsize && acc) copy(dtype, total, acc, data);
+        if (OMPI_SUCCESS == rc) rc = lrc;
+    }
+    if (lead && OMPI_SUCCESS == rc) {
+        /* 2: pieces in node order, then reduce_scatter by node */
+        if (!m->blocks) {
+            ord = mca_coll_hanx_temp(dtype, total, &ord_free);
+            if (!ord) rc = OMPI_ERR_OUT_OF_RESOURCE;
+            for (int pos = 0, o = 0; pos < size && ord; o += rcounts[m->rank_at[pos++]])
+                copy(dtype, (size_t)rcounts[m->rank_at[pos]], mca_coll_hanx_elem(ord, dtype, (size_t)o),
+                     mca_coll_hanx_elem(acc, dtype, at[m->rank_at[pos]]));
+        } else {
+            ord = acc;
+        }
+        if (OMPI_SUCCESS == rc) {
+            ptrdiff_t tlb, textent;
+            ompi_datatype_get_true_extent(dtype, &tlb, &textent);
+            if (0 == tlb) {
+                rc = HANX_TOP_CALL(m, reduce_scatter, ord, share, ncnt, dtype, op);
+            } else {
+                /* (Open MPI 4.1.4's ring algorithms overflow with true_lb > 0:
+                 * reduce + scatterv instead, see docs/upstream-bugs.md) */
+                const int top0 = 0 == ompi_comm_rank(HANX_TOP(m));
+                rc = HANX_TOP_CALL(m, reduce, top0 ? MPI_IN_PLACE : ord, top0 ? ord : NULL,
+                                   (int)total, dtype, op, 0);
+                if (OMPI_SUCCESS == rc)
+                    rc = HANX_TOP_CALL(m, scatterv, ord, ncnt, ndsp, dtype, share,
+                                       ncnt[m->my_node], dtype, 0);
+            }
+        }
+    }
+    /* 3: the node's share to its ranks */
+    {
+        int lrc = nsize > 1 ? HANX_NODE_CALL(m, scatterv, share, lcnt, ldsp, dtype, rbuf,
+                                             lcnt[ompi_comm_rank(m->node)], dtype, 0)
+                            : OMPI_SUCCESS;
+        if (1 == nsize && share) copy(dtype, (size_t)lcnt[0], rbuf, share);
+        if (OMPI_SUCCESS == rc) rc = lrc;
+    }
+out:
+    free(ncnt);
+    free(ndsp);
+    free(lcnt);
+    free(ldsp);
+    free(at);
+    free(acc_free);
+    free(ord_free);
+    free(share_free);
+    return rc;
+}
+
+int mca_coll_hanx_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    size_t total = 0;
+    for (int r = 0; r < ompi_comm_size(comm); ++r) total += (size_t)rcounts[r];
+    if (!mca_coll_hanx_use(m, comm, "reduce_scatter", mca_coll_hanx_bytes(dtype, total)) ||
+        total > INT_MAX || !mca_coll_hanx_order_ok(m, comm, op, "reduce_scatter"))
+        return m->prev.reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
+                                      m->prev.reduce_scatter_module);
+    HANX_LOG(10, "coll:hanx: reduce_scatter on %s", comm->c_name);
+    if (0 == total) return OMPI_SUCCESS;
+    return reduce_scatter_common(m, sbuf, rbuf, rcounts, dtype, op, comm, total);
+}
+
+int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                       struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                       struct ompi_communicator_t *comm,
+                                       mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    const int size = ompi_comm_size(comm);
+    const size_t total = (size_t)rcount * (size_t)size;
+    if (!mca_coll_hanx_use(m, comm, "reduce_scatter_block",
+                           mca_coll_hanx_bytes(dtype, (size_t)rcount)) ||
+        total > INT_MAX || !mca_coll_hanx_order_ok(m, comm, op, "reduce_scatter_block"))
+        return m->prev.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                                            m->prev.reduce_scatter_block_module);
+    HANX_LOG(10, "coll:hanx: reduce_scatter_block count %d on %s", rcount, comm->c_name);
+    if (0 == total) return OMPI_SUCCESS;
+    int *counts = malloc((size_t)size * sizeof(int));
+    if (!counts) return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int r = 0; r < size; ++r) counts[r] = rcount;
+    int rc = reduce_scatter_common(m, sbuf, rbuf, counts, dtype, op, comm, total);
+    free(counts);
+    return rc;
+}
+
+/* -------------------------------------------------------- scan, exscan */
+
+/* rbuf = prefix op rbuf for every rank of a node past the first, where
+ * prefix is the reduction of the earlier nodes' ranks.  `incl`: my node's
+ * inclusive scan (the last rank's is the node total). */
+static int add_node_prefix(mca_coll_hanx_module_t *m, const char *incl, int count,
+                           struct ompi_datatype_t *dtype, struct ompi_op_t *op, char **prefix,
+                           char **prefix_free, int tag)
+{
+    const int nsize = ompi_comm_size(m->node), lrank = ompi_comm_rank(m->node);
+    char *total_free = NULL, *total = NULL;
+    int rc = OMPI_SUCCESS;
+    *prefix = mca_coll_hanx_temp(dtype, (size_t)count, prefix_free);
+    if (!*prefix) return OMPI_ERR_OUT_OF_RESOURCE;
+    /* the node total: the last rank's inclusive scan, at the leader */
+    if (0 == lrank) {
+        if (nsize > 1) {
+            total = mca_coll_hanx_temp(dtype, (size_t)count, &total_free);
+            if (!total) rc = OMPI_ERR_OUT_OF_RESOURCE;
+            else rc = MCA_PML_CALL(recv(total, count, dtype, nsize - 1, tag, m->node, MPI_STATUS_IGNORE));
+        } else {
+            total = (char *)incl;
+        }
+        /* leaders: exclusive scan of node totals (nodes are in rank order) */
+        if (OMPI_SUCCESS == rc)
+            rc = HANX_TOP_CALL(m, exscan, total, *prefix, count, dtype, op);
+    } else if (lrank == nsize - 1) {
+        rc = MCA_PML_CALL(send(incl, count, dtype, 0, tag, MCA_PML_BASE_SEND_STANDARD, m->node));
+    }
+    if (OMPI_SUCCESS == rc && 0 != m->my_node && nsize > 1)
+        rc = HANX_NODE_CALL(m, bcast, *prefix, count, dtype, 0);
+    free(total_free);
+    return rc;
+}
+
+int mca_coll_hanx_scan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                       mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    const int ready = mca_coll_hanx_use(m, comm, "scan", mca_coll_hanx_bytes(dtype, (size_t)count));
+    if (!ready || !m->blocks) {
+        if (ready)
+            HANX_LOG(1, "coll:hanx: scan on %s, whose nodes do not hold contiguous ranks: previous "
+                        "module", comm->c_name);
+        return m->prev.scan(sbuf, rbuf, count, dtype, op, comm, m->prev.scan_module);
+    }
+    HANX_LOG(10, "coll:hanx: scan count %d on %s", count, comm->c_name);
+    if (0 == count) return OMPI_SUCCESS;
+    char *prefix = NULL, *prefix_free = NULL;
+    int rc = ompi_comm_size(m->node) > 1 ? HANX_NODE_CALL(m, scan, sbuf, rbuf, count, dtype, op)
+                                         : (copy(dtype, (size_t)count, rbuf, MPI_IN_PLACE == sbuf ? rbuf : sbuf), OMPI_SUCCESS);
+    if (OMPI_SUCCESS == rc)
+        rc = add_node_prefix(m, rbuf, count, dtype, op, &prefix, &prefix_free, MCA_COLL_BASE_TAG_SCAN);
+    if (OMPI_SUCCESS == rc && 0 != m->my_node) PMPI_Reduce_local(prefix, rbuf, count, (MPI_Datatype)dtype, (MPI_Op)op);
+    free(prefix_free);
+    return rc;
+}
+
+int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                         struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    const int ready = mca_coll_hanx_use(m, comm, "exscan", mca_coll_hanx_bytes(dtype, (size_t)count));
+    if (!ready || !m->blocks) {
+        if (ready)
+            HANX_LOG(1, "coll:hanx: exscan on %s, whose nodes do not hold contiguous ranks: previous "
+                        "module", comm->c_name);
+        return m->prev.exscan(sbuf, rbuf, count, dtype, op, comm, m->prev.exscan_module);
+    }
+    HANX_LOG(10, "coll:hanx: exscan count %d on %s", count, comm->c_name);
+    if (0 == count) return OMPI_SUCCESS;
+    const int nsize = ompi_comm_size(m->node), lrank = ompi_comm_rank(m->node);
+    const void *data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
+    char *incl_free = NULL, *prefix = NULL, *prefix_free = NULL;
+    char *incl = mca_coll_hanx_temp(dtype, (size_t)count, &incl_free);
+    int rc = incl ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    /* my node's inclusive scan, then shifted by one rank: rbuf of node rank
+     * l > 0 gets the inclusive scan of rank l - 1 */
+    if (OMPI_SUCCESS == rc)
+        rc = nsize > 1 ? HANX_NODE_CALL(m, scan, data, incl, count, dtype, op)
+                       : (copy(dtype, (size_t)count, incl, data), OMPI_SUCCESS);
+    if (OMPI_SUCCESS == rc && nsize > 1) {
+        ompi_request_t *req = MPI_REQUEST_NULL;
+        if (lrank + 1 < nsize)
+            rc = MCA_PML_CALL(isend(incl, count, dtype, lrank + 1, MCA_COLL_BASE_TAG_EXSCAN,
+                                    MCA_PML_BASE_SEND_STANDARD, m->node, &req));
+        if (OMPI_SUCCESS == rc && lrank > 0)
+            rc = MCA_PML_CALL(recv(rbuf, count, dtype, lrank - 1, MCA_COLL_BASE_TAG_EXSCAN,
+                                   m->node, MPI_STATUS_IGNORE));
+        if (MPI_REQUEST_NULL != req) {
+            int wrc = ompi_request_wait(&req, MPI_STATUS_IGNORE);
+            if (OMPI_SUCCESS == rc) rc = wrc;
+        }
+    }
+    if (OMPI_SUCCESS == rc)
+        rc = add_node_prefix(m, incl, count, dtype, op, &prefix, &prefix_free,
+                             MCA_COLL_BASE_TAG_EXSCAN);
+    if (OMPI_SUCCESS == rc && 0 != m->my_node) {
+        if (lrank > 0) PMPI_Reduce_local(prefix, rbuf, count, (MPI_Datatype)dtype, (MPI_Op)op);
+        else copy(dtype, (size_t)count, rbuf, prefix);
+    }
+    free(incl_free);
+    free(prefix_free);
+    return rc;
+}

@@ -1,0 +1,86 @@
+/*
+ * Per-call choices of coll/hanx: the tuning file named by
+ * coll_hanx_tuning_file (docs/tuning-file.md), else built-in defaults.
+ *
+ * A rule is looked up by (collective, nodes, largest node, bytes), where
+ * bytes is the same on every rank -- the whole message for bcast, reduce,
+ * allreduce, scan, exscan; one rank's block for gather, scatter,
+ * allgather, alltoall, reduce_scatter_block; the whole vector for
+ * allgatherv and reduce_scatter; 0 for barrier and for gatherv, scatterv,
+ * alltoallv, whose sizes only some ranks know.
+ */
+#include "ompi_config.h"
+
+#include <string.h>
+
+#include "coll_hanx.h"
+#include "collx/collx_rules.h"
+#include "opal/util/output.h"
+#include "opal/util/show_help.h"
+
+/* what an "algorithm" may say, for every collective */
+static const char *const algorithms[] = {"hierarchical", "previous"};
+
+int mca_coll_hanx_tuning_open(void)
+{
+    mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
+    char err[1024];
+    c->rules = NULL;
+    if (NULL == c->tuning_file || '\0' == c->tuning_file[0]) return OMPI_SUCCESS;
+    collx_rules_t *r = collx_rules_load(c->tuning_file, err, sizeof(err));
+    for (const char *const *coll = collx_rules_collectives(); r && *coll; ++coll)
+        if (collx_rules_check_algorithms(r, *coll, algorithms, 2, err, sizeof(err))) {
+            collx_rules_free(r);
+            r = NULL;
+        }
+    if (NULL == r) {
+        collx_glue_register_help();
+        opal_show_help("help-coll-collx.txt", "bad-tuning-file", true, c->tuning_file, err);
+        return OMPI_SUCCESS; /* defaults */
+    }
+    HANX_LOG(1, "coll:hanx: %zu rules from %s", collx_rules_count(r), c->tuning_file);
+    c->rules = r;
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_hanx_tuning_close(void)
+{
+    collx_rules_free((collx_rules_t *)mca_coll_hanx_component.rules);
+    mca_coll_hanx_component.rules = NULL;
+}
+
+/* Built-in: every collective hierarchical; bcast, reduce and allreduce
+ * pipelined in segments once a message holds several of them. */
+static size_t default_segment(const char *collective, size_t bytes)
+{
+    const size_t seg = !strcmp(collective, "bcast") ? 65536 : 131072;
+    if (strcmp(collective, "bcast") && strcmp(collective, "reduce") &&
+        strcmp(collective, "allreduce"))
+        return 0;
+    return bytes >= 4 * seg ? seg : 0;
+}
+
+void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
+                          hanx_choice_t *out)
+{
+    collx_rule_t rule;
+    out->algorithm = NULL;
+    out->segment_bytes = default_segment(collective, bytes);
+    if (NULL == mca_coll_hanx_component.rules) return;
+    if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
+                            m->nnodes, m->max_node_size, bytes, &rule))
+        return;
+    out->algorithm = rule.algorithm;
+    if (rule.segment_bytes >= 0) out->segment_bytes = (size_t)rule.segment_bytes;
+    HANX_LOG(20, "coll:hanx: %s of %zu bytes: rule %d (line %d): %s, segments of %zu bytes",
+             collective, bytes, rule.index + 1, rule.line,
+             out->algorithm ? out->algorithm : "default", out->segment_bytes);
+}
+
+int mca_coll_hanx_previous(mca_coll_hanx_module_t *m, const char *collective, size_t bytes)
+{
+    hanx_choice_t ch;
+    if (NULL == mca_coll_hanx_component.rules) return 0;
+    mca_coll_hanx_choose(m, collective, bytes, &ch);
+    return ch.algorithm && !strcmp(ch.algorithm, "previous");
+}
