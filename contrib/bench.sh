@@ -7,8 +7,11 @@
 #   contrib/bench.sh [-n NODES] [-m RANKS] [--min BYTES] [--max BYTES]
 #                    [--colls bcast,reduce,allreduce] [--rate RATE]
 #                    [--contenders "tuned han adapt hanx adaptx adaptx:pipeline ..."]
-#                    [--csv FILE]
+#                    [--ratios "hanx/tuned hanx/han"] [--csv FILE]
 #
+# Collectives: bcast, reduce, allreduce (BYTES = the message), allgather and
+# alltoall (BYTES = one rank's block).  --ratios adds a column A/B per pair:
+# contender A's median over contender B's, from the same run.
 # Contenders: tuned, han, adapt (Open MPI's own), hanx, adaptx, and
 # adaptx:TREE (adaptx with TREE for every collective: binomial,
 # in_order_binomial, binary, knomial, chain, pipeline, linear, topo).
@@ -20,7 +23,7 @@
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${COLLX_BUILDDIR:-$src}
-nodes=2 per=2 min=4 max=1048576 rate="" colls="bcast,reduce" csv=""
+nodes=2 per=2 min=4 max=1048576 rate="" colls="bcast,reduce" csv="" ratios=""
 contenders="tuned han adapt hanx adaptx"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -32,7 +35,8 @@ while [ $# -gt 0 ]; do
     --colls) colls=$2; shift 2 ;;
     --contenders) contenders=$2; shift 2 ;;
     --csv) csv=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --ratios) ratios=$2; shift 2 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -77,7 +81,7 @@ bps=$(echo "$rate" | awk '/gbit$/{print $1*1e9/8; exit} /mbit$/{print $1*1e6/8; 
 for coll in ${colls//,/ }; do
     echo
     echo "MPI_${coll^} ($np ranks)"
-    awk -v coll="$coll" -v list="$contenders" -v csv="$csv" -v dir="$out" -v bps="${bps:-0}" -v np="$np" '
+    awk -v coll="$coll" -v list="$contenders" -v ratios="$ratios" -v csv="$csv" -v dir="$out" -v bps="${bps:-0}" -v np="$np" '
     function upstream(c) { return c == "tuned" || c == "han" || c == "adapt" }
     BEGIN {
         n = split(list, c, " ")
@@ -93,6 +97,8 @@ for coll in ${colls//,/ }; do
         printf "%9s", "bytes"
         for (i = 1; i <= n; ++i) printf " %*s", (length(c[i]) > 9 ? length(c[i]) : 9), c[i]
         printf "  %-18s %10s", "best collx", "/upstream"
+        nr = split(ratios, rat, " ")
+        for (r = 1; r <= nr; ++r) printf " %*s", (length(rat[r]) > 9 ? length(rat[r]) : 9), rat[r]
         if (bps > 0) printf " %10s %8s", "bound_us", "/bound"
         printf "\n"
         m = 0; for (s in sizes) sz[++m] = s + 0
@@ -108,7 +114,11 @@ for coll in ${colls//,/ }; do
                 else if (bc == 0 || v + 0 < bc) { bc = v + 0; bn = c[i] }
             }
             printf "  %-18s %10s", bn, ((bu > 0 && bc > 0) ? sprintf("%.2f", bc / bu) : "-")
-            if (bps > 0) {
+            for (r = 1; r <= nr; ++r) {
+                split(rat[r], ab, "/"); va = t[s, ab[1]]; vb = t[s, ab[2]]
+                printf " %*s", (length(rat[r]) > 9 ? length(rat[r]) : 9), ((va != "" && vb != "" && vb > 0) ? sprintf("%.2f", va / vb) : "-")
+            }
+            if (bps > 0 && (coll == "bcast" || coll == "reduce" || coll == "allreduce")) {
                 bound = s / bps * 1e6
                 if (coll == "allreduce") bound *= 2 * (np - 1) / np
                 printf " %10.1f %8s", bound, ((bc > 0) ? sprintf("%.2f", bc / bound) : "-")

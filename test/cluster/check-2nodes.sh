@@ -23,18 +23,29 @@ for coll in reduce allreduce; do
         --time-per-rep 0
 done
 step "hanx serves MPI_Bcast on 2 nodes" served_by hanx bcast nodes -n 2 -m 2 --timeout 120 --
-step "hanx checker, 2x2, full matrix + big counts" \
-    nodes -n 2 -m 2 --timeout 600 -- --mca coll_hanx_priority 100 "$CHECKER" --big
-step "hanx checker, 3+1 (imbalanced)" \
-    nodes -n 2 --slots 3,1 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --seed 13
-step "hanx checker, 2x2 round-robin placement" \
-    nodes -n 2 -m 2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 "$CHECKER" --quick --seed 17
+step "hanx checker, 2x2, every blocking collective, full matrix + big counts" \
+    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls blocking --big
+step "hanx checker, 3+1 (imbalanced), every blocking collective" \
+    nodes -n 2 --slots 3,1 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking --seed 13
+step "hanx checker, 2x2 round-robin placement, every blocking collective" \
+    nodes -n 2 -m 2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking --seed 17
+step "hanx checker, 3+2 round-robin, pipelined with small segments" \
+    nodes -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
+    --mca coll_hanx_bcast_segment_size 512 --mca coll_hanx_reduce_segment_size 256 \
+    --mca coll_hanx_allreduce_segment_size 128 "$CHECKER" --quick --seed 19
+for case in 8248 11441 11473 11545 11664 12383 12438 13200 13398; do
+    step "upstream han bug ompi #$case: 2x2, 3+1 and round-robin" \
+        eval 'nodes -n 2 -m 2 --timeout 120 -- --mca coll_hanx_priority 100 "$REGRESS" --case $case &&
+              nodes -n 2 --slots 3,1 --timeout 120 -- --mca coll_hanx_priority 100 "$REGRESS" --case $case &&
+              nodes -n 2 -m 2 --timeout 120 -- --map-by node --mca coll_hanx_priority 100 "$REGRESS" --case $case'
+done
 # non-commutative reductions: hierarchical when nodes hold contiguous ranks,
-# handed back (and still right) on round-robin placements
+# handed back (and still right) on round-robin placements (reduce,
+# allreduce, reduce_scatter, scan, exscan)
 noncomm() {  # noncomm EXPECT(yes|no) cluster-options... -- mpirun-options...
     local expect=$1 out; shift
     out=$(nodes "$@" --mca coll_hanx_priority 100 --mca coll_hanx_verbose 1 \
-          "$CHECKER" --quick --colls reduce,allreduce --seed 29 2>&1)
+          "$CHECKER" --quick --colls reduce,allreduce,reduce_scatter,scan,exscan --seed 29 2>&1)
     echo "$out" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
     if [ "$expect" = yes ]; then echo "$out" | grep -q "do not hold contiguous ranks"

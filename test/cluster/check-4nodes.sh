@@ -1,6 +1,7 @@
 #!/bin/bash
 # Integration tests on 4 emulated nodes x 2 ranks: every adaptx tree with
-# every adaptx collective (blocking, non-blocking, overlapped), and hanx.
+# every adaptx collective (blocking, non-blocking, overlapped), and hanx with
+# every blocking collective on block, round-robin and imbalanced placements.
 . "$(dirname "$0")/../mpi/common.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: emulated nodes need root"; exit 77; }
 export COLLX_CLUSTER_TAG="f$$"
@@ -9,9 +10,16 @@ nodes() { "$CLUSTER" "$@"; }
 for tree in $ADAPTX_TREES; do
     step "adaptx $tree tree, 4x2, every collective" adaptx_tree $tree nodes -n 4 -m 2 --timeout 300 --
 done
-step "hanx checker, 4x2" nodes -n 4 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --seed 19
-step "hanx over adaptx, 4x2 round-robin" nodes -n 4 -m 2 --timeout 300 -- --map-by node \
-    --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 "$CHECKER" --quick --seed 23
+step "hanx checker, 4x2, every blocking collective" nodes -n 4 -m 2 --timeout 600 -- \
+    --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking --seed 19
+step "hanx over adaptx, 4x2 round-robin, every blocking collective" nodes -n 4 -m 2 --timeout 600 -- \
+    --map-by node --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 "$CHECKER" --quick \
+    --colls blocking --seed 23
+step "hanx checker, 4 nodes of 3+1+2+2, every blocking collective" nodes -n 4 --slots 3,1,2,2 \
+    --timeout 600 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking --seed 29
+step "upstream han bug regressions (ompi #8248 ... #13398), 4x2 and round-robin" \
+    eval 'nodes -n 4 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 "$REGRESS" &&
+          nodes -n 4 -m 2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 "$REGRESS"' 
 leftovers() { ! ip netns list | grep -q "^cx${COLLX_CLUSTER_TAG}p"; }
 step "no namespaces left behind" leftovers
 

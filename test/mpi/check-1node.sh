@@ -25,21 +25,73 @@ step "adaptx LP (pipeline) with the automatic segment size, 6 ranks" \
 step "adaptx with more than 2^31 bytes per buffer (bcast, allreduce, reduce), 3 ranks" \
     local_run 300 3 --mca coll_adaptx_priority 100 "$COLLX_BUILDDIR/test/mpi/huge_count"
 
-# --- hanx: one real node has no hierarchy, so impose groups of 2 ranks
-step "hanx serves MPI_Allreduce (synthetic 2-rank nodes)" \
-    served_by hanx allreduce local_run 60 4 --mca coll_hanx_ranks_per_node 2
-step "hanx checker, 4 ranks as 2x2" \
-    local_run 600 4 --mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node 2 "$CHECKER" --big
+# --- hanx: one real node has no hierarchy, so impose synthetic nodes
+HANX="--mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node"
+for coll in $HANX_COLLS; do
+    step "hanx serves MPI_${coll^} (synthetic 2-rank nodes)" \
+        served_by hanx $coll local_run 60 4 --mca coll_hanx_ranks_per_node 2
+done
+step "hanx checker, 4 ranks as 2x2, every blocking collective, full matrix + big counts" \
+    local_run 900 4 $HANX 2 "$CHECKER" --colls blocking --big
 step "hanx checker, 5 ranks as 2+2+1 (imbalanced)" \
-    local_run 300 5 --mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node 2 "$CHECKER" --quick
+    local_run 300 5 $HANX 2 "$CHECKER" --quick --colls blocking --seed 3
+step "hanx checker, 7 ranks round-robin on 3 nodes (3+2+2)" \
+    local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1 "$CHECKER" --quick --colls blocking --seed 5
+step "hanx checker, 3 levels: 8 ranks as 2 nodes x 2 sockets x 2" \
+    local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 "$CHECKER" --quick --colls blocking --seed 7
+step "hanx checker, 3 levels, imbalanced: 7 ranks as (3+1) + 3" \
+    local_run 300 7 $HANX 4 --mca coll_hanx_ranks_per_socket 3 "$CHECKER" --quick --colls blocking --seed 9
+step "hanx checker, pipelined: tiny segments, 6 ranks as 3x2" \
+    local_run 300 6 $HANX 2 --mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 \
+    --mca coll_hanx_allreduce_segment_size 24 "$CHECKER" --quick --seed 11
+step "hanx checker, pipelined over 3 levels with tiny segments" \
+    local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_bcast_segment_size 100 \
+    --mca coll_hanx_reduce_segment_size 56 --mca coll_hanx_allreduce_segment_size 16 \
+    "$CHECKER" --quick --seed 13
 step "hanx over adaptx sub-communicators, 6 ranks as 3x2" \
-    local_run 300 6 --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 \
-    --mca coll_hanx_ranks_per_node 2 "$CHECKER" --quick --seed 7
+    local_run 300 6 $HANX 2 --mca coll_adaptx_priority 90 "$CHECKER" --quick --colls blocking --seed 15
 step "hanx on a single node falls back cleanly" \
-    local_run 300 3 --mca coll_hanx_priority 100 "$CHECKER" --quick
+    local_run 300 3 --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking
+for layout in "4 2" "4 2 --mca coll_hanx_round_robin 1" "4 3" "7 3 --mca coll_hanx_round_robin 1"; do
+    set -- $layout
+    step "upstream han bug regressions (ompi #8248 ... #13398), $1 ranks, nodes of $2 ${3:+round-robin}" \
+        local_run 300 $1 $HANX $2 ${3:+$3 $4} "$REGRESS"
+done
 step "communicator lifecycle and finalize (hanx + adaptx)" \
-    local_run 300 4 --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 \
-    --mca coll_hanx_ranks_per_node 2 "$LIFECYCLE" 200
+    local_run 300 4 $HANX 2 --mca coll_adaptx_priority 90 "$LIFECYCLE" 200
+
+# --- tuning files: rules are followed, a bad file is reported and ignored
+TUNING_OK=$(mktemp) TUNING_BAD=$(mktemp)
+cat >"$TUNING_OK" <<'JSON'
+{ "format": "collx-tuning", "version": 1,
+  "rules": [
+    { "collective": "allreduce", "bytes": [0, 1023], "algorithm": "previous" },
+    { "collective": "allreduce", "segment_bytes": 512 },
+    { "collective": "bcast", "nodes": [2, null], "segment_bytes": 100 } ] }
+JSON
+printf '{ "format": "collx-tuning", "version": 1,\n  "rules": [\n    { "collective": "allreduce", "segment_bytes": "64k" } ] }\n' >"$TUNING_BAD"
+tuning_followed() {
+    local out
+    out=$(local_run 120 4 $HANX 2 --mca coll_hanx_tuning_file "$TUNING_OK" --mca coll_hanx_verbose 20 \
+          "$CHECKER" --quick --colls allreduce,bcast --seed 2 2>&1)
+    echo "$out" | tail -1
+    echo "$out" | grep -q " 0 failed" &&
+    echo "$out" | grep -q "allreduce of [0-9]* bytes on .*: previous module (tuning file)" &&
+    echo "$out" | grep -q "allreduce of [0-9]* bytes: rule 2 (line 4): default, segments of 512 bytes" &&
+    echo "$out" | grep -q "bcast of [0-9]* bytes: rule 3 (line 5): default, segments of 100 bytes"
+}
+step "hanx follows a tuning file (previous module, segment sizes), results right" tuning_followed
+tuning_bad() {
+    local out
+    out=$(local_run 120 4 $HANX 2 --mca coll_hanx_tuning_file "$TUNING_BAD" \
+          "$CHECKER" --quick --colls allreduce --seed 2 2>&1)
+    echo "$out" | tail -1
+    echo "$out" | grep -q " 0 failed" &&
+    echo "$out" | grep -q "File: *$TUNING_BAD" &&
+    echo "$out" | grep -q "$(basename "$TUNING_BAD"):3: rule 1: \"segment_bytes\" must be an integer"
+}
+step "a bad tuning file is reported with file and line, then defaults" tuning_bad
+rm -f "$TUNING_OK" "$TUNING_BAD"
 
 # --- bad MCA values: a clear message naming the parameter, then defaults
 bad_params() {

@@ -10,6 +10,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mca_base_component_path="$COLLX_BUILDDIR/.libs:$OMPI_PKGLIBDIR"
 CHECKER="$COLLX_BUILDDIR/test/mpi/collx_check"
 LIFECYCLE="$COLLX_BUILDDIR/test/mpi/comm_lifecycle"
+REGRESS="$COLLX_BUILDDIR/test/mpi/han_regress"
 CLUSTER="$COLLX_SRCDIR/test/cluster/cluster.sh"
 
 failures=0
@@ -45,6 +46,8 @@ served_by() {  # served_by COMPONENT COLLECTIVE runner...
         "$CHECKER" --quick --colls "$coll" --max-count 1 2>&1 | grep -q "coll:$comp: $coll "
 }
 
+HANX_COLLS="bcast reduce allreduce barrier gather gatherv allgather allgatherv scatter scatterv
+    alltoall alltoallv reduce_scatter reduce_scatter_block scan exscan"
 ALL_ADAPTX="bcast,reduce,allreduce,ibcast,ireduce,iallreduce,overlap"
 ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear topo"
 # every adaptx collective on one tree, small segments so that all paths run

@@ -2,7 +2,7 @@
  * collx-bench: latency of one collective over a range of message sizes,
  * for whatever coll component the mpirun command line selected.
  *
- *   collx-bench [--coll bcast|reduce|allreduce] [--min BYTES] [--max BYTES]
+ *   collx-bench [--coll bcast|reduce|allreduce|allgather|alltoall] [--min BYTES] [--max BYTES]
  *               [--reps N] [--time-per-rep SECONDS] [--root rotate|N]
  *
  * For each size (powers of 4 from --min to --max, in bytes of MPI_INT
@@ -47,7 +47,9 @@ static double slowest(double t)
     return worst;
 }
 
-enum coll { BCAST, REDUCE, ALLREDUCE };
+/* BYTES is the message for bcast/reduce/allreduce, one rank's block for
+ * allgather and (to each rank) alltoall */
+enum coll { BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL };
 
 static void run(enum coll c, int *a, int *b, int n, int root)
 {
@@ -55,25 +57,33 @@ static void run(enum coll c, int *a, int *b, int n, int root)
     case BCAST: MPI_Bcast(a, n, MPI_INT, root, MPI_COMM_WORLD); break;
     case REDUCE: MPI_Reduce(a, b, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD); break;
     case ALLREDUCE: MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+    case ALLGATHER: MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD); break;
+    case ALLTOALL: MPI_Alltoall(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD); break;
     }
 }
 
 static void validate(enum coll c, int *a, int *b, int n)
 {
     const int root = size - 1;
-    for (int i = 0; i < n; ++i) {
-        a[i] = (c == BCAST) ? (rank == root ? i * 7 + 1 : -1) : rank + i % 5;
-        b[i] = -1;
-    }
+    const long na = c == ALLTOALL ? (long)n * size : n, nb = c >= ALLGATHER ? (long)n * size : n;
+    for (long i = 0; i < na; ++i)
+        a[i] = (c == BCAST) ? (rank == root ? (int)(i * 7 + 1) : -1) : (int)(rank + i % 5);
+    for (long i = 0; i < nb; ++i) b[i] = -1;
     run(c, a, b, n, root);
-    int bad = -1;
-    for (int i = 0; i < n && bad < 0; ++i) {
-        long want = c == BCAST ? i * 7 + 1 : (long)size * (size - 1) / 2 + (long)size * (i % 5);
+    long bad = -1;
+    for (long i = 0; i < (c == BCAST ? n : nb) && bad < 0; ++i) {
+        long want;
+        switch (c) {
+        case BCAST: want = i * 7 + 1; break;
+        case ALLGATHER: want = i / n + (i % n) % 5; break;          /* rank q's element j */
+        case ALLTOALL: want = i / n + (rank * (long)n + i % n) % 5; break;
+        default: want = (long)size * (size - 1) / 2 + (long)size * (i % 5);
+        }
         int got = c == BCAST ? a[i] : b[i];
         if ((c != REDUCE || rank == root) && got != want) bad = i;
     }
     if (bad >= 0) {
-        fprintf(stderr, "collx-bench: VALIDATION FAILED on rank %d at element %d of %d\n", rank,
+        fprintf(stderr, "collx-bench: VALIDATION FAILED on rank %d at element %ld of %d\n", rank,
                 bad, n);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
@@ -95,6 +105,8 @@ int main(int argc, char **argv)
             if (!strcmp(cname, "bcast")) c = BCAST;
             else if (!strcmp(cname, "reduce")) c = REDUCE;
             else if (!strcmp(cname, "allreduce")) c = ALLREDUCE;
+            else if (!strcmp(cname, "allgather")) c = ALLGATHER;
+            else if (!strcmp(cname, "alltoall")) c = ALLTOALL;
             else goto usage;
         } else if (!strcmp(argv[i], "--min") && i + 1 < argc) minb = atol(argv[++i]);
         else if (!strcmp(argv[i], "--max") && i + 1 < argc) maxb = atol(argv[++i]);
@@ -107,10 +119,10 @@ int main(int argc, char **argv)
     }
     if (minb < 4 || maxb < minb || reps < 1 || reps > 1000 || fixed_root >= size) goto usage;
 
-    int *a = malloc((size_t)maxb), *b = malloc((size_t)maxb);
+    int *a = malloc((size_t)maxb * (size_t)size), *b = malloc((size_t)maxb * (size_t)size);
     double *t = malloc(sizeof(double) * (size_t)reps);
     if (!a || !b || !t) MPI_Abort(MPI_COMM_WORLD, 2);
-    memset(a, 1, (size_t)maxb);
+    memset(a, 1, (size_t)maxb * (size_t)size);
     if (rank == 0) printf("# coll bytes median_us min_us max_us (ranks %d)\n", size);
     for (long bytes = minb; bytes <= maxb; bytes *= 4) {
         const int n = (int)(bytes / 4);
@@ -150,7 +162,7 @@ int main(int argc, char **argv)
     return 0;
 usage:
     if (rank == 0)
-        fprintf(stderr, "usage: collx-bench [--coll bcast|reduce|allreduce] [--min BYTES] "
+        fprintf(stderr, "usage: collx-bench [--coll bcast|reduce|allreduce|allgather|alltoall] [--min BYTES] "
                         "[--max BYTES] [--reps N] [--time-per-rep S] [--root rotate|N]\n");
     MPI_Finalize();
     return 2;
