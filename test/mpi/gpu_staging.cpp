@@ -22,12 +22,19 @@ static void verdict(const char *what, int ok) {
     if (all) ++nfail;
 }
 
-// a "device" buffer: host memory registered with the fake backend
+// a device buffer (with the fake backend: host memory registered as device
+// memory) and its host shadow v: push() after writing v, pull() before reading
 struct DevBuf {
     std::vector<unsigned char> v;
-    DevBuf(size_t n, unsigned char fill) : v(n, fill) { collx_gpu_fake_register(v.data(), v.size()); }
-    ~DevBuf() { collx_gpu_fake_unregister(v.data()); }
-    unsigned char *p() { return v.data(); }
+    unsigned char *d;
+    DevBuf(size_t n, unsigned char fill) : v(n, fill) {
+        d = static_cast<unsigned char *>(collx_gpu_device_alloc(n));
+        push();
+    }
+    ~DevBuf() { collx_gpu_device_free(d); }
+    unsigned char *p() { return d; }
+    void push() { collx_gpu_memcpy(d, v.data(), v.size()); }
+    void pull() { collx_gpu_memcpy(v.data(), d, v.size()); }
 };
 
 static void pattern(std::vector<unsigned char> &v, unsigned seed) {
@@ -64,7 +71,8 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 1;
     }
-    if (collx_gpu_set_backend("fake")) {
+    const char *be = getenv("COLLX_GPU_TEST_BACKEND") ? getenv("COLLX_GPU_TEST_BACKEND") : "fake";
+    if (collx_gpu_set_backend(be)) {
         std::printf("FAIL: fake backend: %s\n", collx_gpu_last_error());
         return 1;
     }
@@ -93,12 +101,14 @@ int main(int argc, char **argv) {
         int ok = 1;
         if (rank == 0) {
             pattern(b.v, 11);
+            b.push();
             MPI_Send(b.p(), count, vec, peer, 7, MPI_COMM_WORLD);
         } else {
             MPI_Status s;
             MPI_Recv(b.p(), count, vec, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &s);
             int c = -1;
             MPI_Get_count(&s, vec, &c);
+            b.pull();
             ok = s.MPI_SOURCE == 0 && s.MPI_TAG == 7 && c == count && b.v == expected(vec, count, 11, vec, count, n, 0xEE);
         }
         verdict("blocking Send/Recv, vector(1000,3,5,double) x2, multi-chunk, status and gaps untouched", ok);
@@ -110,11 +120,13 @@ int main(int argc, char **argv) {
         size_t n = size_t(ext) * count;
         DevBuf s(n, 0), r(n, 0x11);
         pattern(s.v, 20 + rank);
+        s.push();
         MPI_Request q[2];
         MPI_Irecv(r.p(), count, st, peer, 3, MPI_COMM_WORLD, &q[0]);
         MPI_Isend(s.p(), count, st, peer, 3, MPI_COMM_WORLD, &q[1]);
         MPI_Status ss[2];
         MPI_Waitall(2, q, ss);
+        r.pull();
         int ok = r.v == expected(st, count, 20 + peer, st, count, n, 0x11);
         verdict("Isend/Irecv exchange, struct{int,short[2],float[3]} x3000, Waitall", ok);
     }
@@ -128,6 +140,7 @@ int main(int argc, char **argv) {
             bufs.push_back(new DevBuf(size_t(ext), 0x22));
             if (rank == 0) {
                 pattern(bufs[i]->v, 40 + i);
+                bufs[i]->push();
                 MPI_Isend(bufs[i]->p(), 1, sub, peer, 5, MPI_COMM_WORLD, &q[i]);
             } else {
                 MPI_Irecv(bufs[i]->p(), 1, sub, peer, 5, MPI_COMM_WORLD, &q[i]);
@@ -141,7 +154,7 @@ int main(int argc, char **argv) {
         }
         if (rank == 1)
             for (int i = 0; i < k; ++i)
-                ok &= bufs[i]->v == expected(sub, 1, 40 + i, sub, 1, size_t(ext), 0x22);
+                bufs[i]->pull(), ok &= bufs[i]->v == expected(sub, 1, 40 + i, sub, 1, size_t(ext), 0x22);
         for (auto *b : bufs) delete b;
         verdict("3 Isend/Irecv of subarray(64x64 -> 40x17) on one tag: order, Wait + Test", ok);
     }
@@ -154,6 +167,7 @@ int main(int argc, char **argv) {
         if (rank == 0) {
             DevBuf b(n, 0);
             pattern(b.v, 60);
+            b.push();
             MPI_Send(b.p(), count, st, peer, 9, MPI_COMM_WORLD);
         } else {
             std::vector<unsigned char> h(n, 0x33);
@@ -172,6 +186,7 @@ int main(int argc, char **argv) {
         MPI_Irecv(b.p(), 0, vec, peer, 2, MPI_COMM_WORLD, &q);
         MPI_Send(b.p(), 0, vec, peer, 2, MPI_COMM_WORLD);
         MPI_Wait(&q, &s);
+        b.pull();
         int c = -1;
         MPI_Get_count(&s, vec, &c);
         verdict("zero-count staged message; host buffers through PMPI", c == 0 && hr[0] == peer && b.v[0] == 0x44);
@@ -180,18 +195,21 @@ int main(int argc, char **argv) {
     {
         MPI_Type_get_extent(vec, &lb, &ext);
         DevBuf b(size_t(ext), 0x55);
-        if (rank == 1) pattern(b.v, 70);
+        if (rank == 1) pattern(b.v, 70), b.push();
         MPI_Bcast(b.p(), 1, vec, 1, MPI_COMM_WORLD);
+        b.pull();
         int ok = rank == 1 || b.v == expected(vec, 1, 70, vec, 1, size_t(ext), 0x55);
         verdict("MPI_Bcast of vector(1000,3,5,double) from a device buffer to a device buffer", ok);
 
         // (Open MPI's predefined ops take predefined types only: doubles here,
         // the derived-type path is the one Bcast and point-to-point test)
         DevBuf s(1000 * sizeof(double), 0), r(1000 * sizeof(double), 0x66);
-        double *sd = reinterpret_cast<double *>(s.p());
+        double *sd = reinterpret_cast<double *>(s.v.data());
         for (int i = 0; i < 1000; ++i) sd[i] = i * (rank + 1);
-        MPI_Allreduce(sd, r.p(), 500, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-        const double *rd = reinterpret_cast<const double *>(r.p());
+        s.push();
+        MPI_Allreduce(s.p(), r.p(), 500, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        r.pull();
+        const double *rd = reinterpret_cast<const double *>(r.v.data());
         std::vector<unsigned char> gap(sizeof(double), 0x66);
         ok = 1;
         for (int i = 0; i < 1000; ++i) {
@@ -199,13 +217,17 @@ int main(int argc, char **argv) {
             else ok &= !std::memcmp(&rd[i], gap.data(), sizeof(double));
         }
         verdict("MPI_Allreduce(SUM) of 500 doubles, device buffers; bytes past the count untouched", ok);
-        MPI_Allreduce(MPI_IN_PLACE, sd, 1000, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        MPI_Allreduce(MPI_IN_PLACE, s.p(), 1000, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        s.pull();
         ok = 1;
         for (int i = 0; i < 1000; ++i) ok &= sd[i] == 2.0 * i;
         verdict("MPI_Allreduce(MPI_IN_PLACE, MAX) on a device buffer", ok);
         for (int i = 0; i < 1000; ++i) sd[i] = i + rank;
-        std::memset(r.p(), 0x66, r.v.size());
-        MPI_Reduce(sd, r.p(), 1000, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        s.push();
+        std::memset(r.v.data(), 0x66, r.v.size());
+        r.push();
+        MPI_Reduce(s.p(), r.p(), 1000, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        r.pull();
         ok = 1;
         if (rank == 0)
             for (int i = 0; i < 1000; ++i) ok &= rd[i] == 2.0 * i + 1;
@@ -216,15 +238,17 @@ int main(int argc, char **argv) {
         MPI_Type_get_extent(sub, &lb, &ext);
         DevBuf b(size_t(ext), 0), out(size_t(ext), 0x77);
         pattern(b.v, 80);
+        b.push();
         int sz;
         MPI_Pack_size(1, sub, MPI_COMM_WORLD, &sz);
         std::vector<unsigned char> pk(sz + 4), ref(sz + 4);
         int p1 = 4, p2 = 4;
         MPI_Pack(b.p(), 1, sub, pk.data(), sz + 4, &p1, MPI_COMM_WORLD);
-        PMPI_Pack(b.p(), 1, sub, ref.data(), sz + 4, &p2, MPI_COMM_WORLD);
+        PMPI_Pack(b.v.data(), 1, sub, ref.data(), sz + 4, &p2, MPI_COMM_WORLD);
         int ok = p1 == p2 && !std::memcmp(pk.data() + 4, ref.data() + 4, size_t(p1 - 4));
         int q = 4;
         MPI_Unpack(pk.data(), p1, &q, out.p(), 1, sub, MPI_COMM_WORLD);
+        out.pull();
         ok &= q == p1 && out.v == expected(sub, 1, 80, sub, 1, size_t(ext), 0x77);
         verdict("MPI_Pack/MPI_Unpack with a device buffer, position semantics", ok);
     }

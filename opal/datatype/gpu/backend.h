@@ -50,6 +50,8 @@ typedef struct collx_gpu_backend {
     int (*sync)(void *s);                /* 0 or <0 error */
     int (*copy)(void *dst, const void *src, size_t n); /* any direction, synchronous */
     const char *(*error)(void);
+    void *(*dev_alloc)(size_t n);        /* device memory (tests, tools) */
+    void (*dev_free)(void *p);
 } collx_gpu_backend_t;
 
 /* exported by libcollx_gpu_cuda.so; NULL when no usable GPU */

@@ -162,6 +162,26 @@ const char *collx_gpu_backend_name(void) {
 int collx_gpu_is_device(const void *p) { return on_device(p); }
 int collx_gpu_fake_register(void *p, size_t n) { return fake_register(p, n); }
 int collx_gpu_fake_unregister(void *p) { return fake_unregister(p); }
+void *collx_gpu_device_alloc(size_t n) {
+    const collx_gpu_backend_t *b = backend();
+    if (!b) set_error("collx_gpu_device_alloc: no device backend");
+    return b ? b->dev_alloc(n) : nullptr;
+}
+void collx_gpu_device_free(void *p) {
+    if (const collx_gpu_backend_t *b = backend()) b->dev_free(p);
+}
+int collx_gpu_memcpy(void *dst, const void *src, size_t n) {
+    const collx_gpu_backend_t *b = backend();
+    if (!b) {
+        std::memmove(dst, src, n);
+        return 0;
+    }
+    if (b->copy(dst, src, n)) {
+        set_error(std::string("collx_gpu_memcpy: ") + b->error());
+        return COLLX_GPU_ERR_BACKEND;
+    }
+    return 0;
+}
 
 static int start(bool send, const void *buf, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm,
                  collx_gpu_request_t *req) {

@@ -10,6 +10,7 @@ namespace {
 
 template <bool PACK, int64_t L>
 inline void blocks_fixed(char *mem, int64_t stride, char *pk, int64_t n) {
+#pragma GCC unroll 8
     for (int64_t i = 0; i < n; ++i) {
         if (PACK) __builtin_memcpy(pk + i * L, mem + i * stride, L);
         else __builtin_memcpy(mem + i * stride, pk + i * L, L);
@@ -53,7 +54,52 @@ struct Walker {
         else std::memcpy(mem + a, out + (pos + a - begin), b - a);
     }
 
+    // a whole subtree inside [begin, end): no range arithmetic, the output
+    // pointer just advances
+    static inline void copy1(char *mem, char *o, int64_t len) {
+        switch (len) {
+        case 1: if (PACK) __builtin_memcpy(o, mem, 1); else __builtin_memcpy(mem, o, 1); return;
+        case 2: if (PACK) __builtin_memcpy(o, mem, 2); else __builtin_memcpy(mem, o, 2); return;
+        case 4: if (PACK) __builtin_memcpy(o, mem, 4); else __builtin_memcpy(mem, o, 4); return;
+        case 8: if (PACK) __builtin_memcpy(o, mem, 8); else __builtin_memcpy(mem, o, 8); return;
+        case 16: if (PACK) __builtin_memcpy(o, mem, 16); else __builtin_memcpy(mem, o, 16); return;
+        default: if (PACK) std::memcpy(o, mem, len); else std::memcpy(mem, o, len);
+        }
+    }
+    static void full_seq(const Seq &q, char *base, char *&o) {
+        for (const Seg &s : q.segs) {
+            if (!s.child && s.dims.empty()) {
+                copy1(base + s.disp, o, s.len);
+                o += s.len;
+            } else {
+                full_seg(s, 0, base + s.disp, o);
+            }
+        }
+    }
+    static void full_seg(const Seg &s, size_t d, char *mem, char *&o) {
+        if (d == s.dims.size()) {
+            if (s.child) full_seq(*s.child, mem, o);
+            else {
+                copy1(mem, o, s.len);
+                o += s.len;
+            }
+            return;
+        }
+        int64_t c = s.dims[d].count, st = s.dims[d].stride;
+        if (d + 1 == s.dims.size() && !s.child) {
+            blocks<PACK>(mem, st, o, c, s.len);
+            o += c * s.len;
+            return;
+        }
+        for (int64_t i = 0; i < c; ++i) full_seg(s, d + 1, mem + i * st, o);
+    }
+
     void seq(const Seq &q, char *base, int64_t pos) {
+        if (pos >= begin && pos + q.size <= end) {
+            char *o = out + (pos - begin);
+            full_seq(q, base, o);
+            return;
+        }
         for (const Seg &s : q.segs) {
             int64_t n = s.bytes();
             if (pos >= end) return;

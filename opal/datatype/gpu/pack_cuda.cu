@@ -228,7 +228,14 @@ int query(void *sp) {
 int sync(void *sp) { return check(cudaStreamSynchronize(static_cast<Stream *>(sp)->s), "cudaStreamSynchronize") ? 0 : -1; }
 int copy(void *dst, const void *src, size_t n) { return check(cudaMemcpy(dst, src, n, cudaMemcpyDefault), "cudaMemcpy") ? 0 : -1; }
 
-const collx_gpu_backend_t g_cuda = {"cuda", is_dev, h_alloc, h_free, s_get, s_put, pack, unpack, query, sync, copy, last_err};
+void *d_alloc(size_t n) {
+    void *p = nullptr;
+    return check(cudaMalloc(&p, n ? n : 1), "cudaMalloc") ? p : nullptr;
+}
+void d_free(void *p) { cudaFree(p); }
+
+const collx_gpu_backend_t g_cuda = {"cuda", is_dev, h_alloc, h_free, s_get,  s_put,  pack,
+                                    unpack, query,  sync,    copy,   last_err, d_alloc, d_free};
 
 } // namespace
 

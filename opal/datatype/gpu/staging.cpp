@@ -57,10 +57,22 @@ int fake_copy(void *dst, const void *src, size_t n) {
     return 0;
 }
 const char *fake_error() { return "fake backend: no error"; }
+int fake_register_(void *p, size_t n);
+void *fake_dev_alloc(size_t n) {
+    void *p = std::malloc(n ? n : 1);
+    if (p) fake_register_(p, n ? n : 1);
+    return p;
+}
+void fake_unregister_(void *p);
+void fake_dev_free(void *p) {
+    fake_unregister_(p);
+    std::free(p);
+}
 
 const collx_gpu_backend_t fake = {"fake",         fake_is_device, fake_host_alloc, fake_host_free,
                                   fake_stream_get, fake_stream_put, fake_pack,      fake_unpack,
-                                  fake_query,      fake_sync,       fake_copy,      fake_error};
+                                  fake_query,      fake_sync,       fake_copy,      fake_error,
+                                  fake_dev_alloc,  fake_dev_free};
 
 std::mutex be_mu;
 const collx_gpu_backend_t *current = nullptr;
@@ -113,6 +125,18 @@ const collx_gpu_backend_t *backend() {
     if (select_backend(e ? e : "auto") != COLLX_GPU_SUCCESS) select_backend("none");
     return current;
 }
+
+namespace {
+int fake_register_(void *p, size_t n) {
+    std::lock_guard<std::mutex> g(fake_mu);
+    fake_ranges[uintptr_t(p)] = n;
+    return 0;
+}
+void fake_unregister_(void *p) {
+    std::lock_guard<std::mutex> g(fake_mu);
+    fake_ranges.erase(uintptr_t(p));
+}
+} // namespace
 
 int fake_register(void *p, size_t n) {
     std::lock_guard<std::mutex> g(fake_mu);

@@ -75,6 +75,11 @@ COLLX_GPU_API const char *collx_gpu_backend_name(void);
 COLLX_GPU_API int collx_gpu_is_device(const void *ptr);
 COLLX_GPU_API int collx_gpu_fake_register(void *ptr, size_t len);
 COLLX_GPU_API int collx_gpu_fake_unregister(void *ptr);
+/* device memory of the current backend (tests and tools); NULL without one */
+COLLX_GPU_API void *collx_gpu_device_alloc(size_t len);
+COLLX_GPU_API void collx_gpu_device_free(void *ptr);
+/* synchronous copy between any two of host/device memory */
+COLLX_GPU_API int collx_gpu_memcpy(void *dst, const void *src, size_t len);
 
 /* ---- staged point-to-point for a CUDA-unaware MPI (device buffers are
  * packed on the device into pinned host chunks, pipelined; host buffers go
