@@ -43,6 +43,7 @@ typedef struct mca_coll_hanx_component_t {
     int reduce_segment_size;
     int allreduce_segment_size;
     char *tuning_file;
+    int ordered_max_bytes;     /* limit of gather-and-fold for rank order */
     void *rules;               /* collx_rules_t * loaded from tuning_file, or NULL */
 } mca_coll_hanx_component_t;
 
@@ -187,9 +188,19 @@ int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
                          mca_coll_base_module_t *module);
 
 /* 1 when a reduction with op keeps MPI's rank order through the levels:
- * commutative, or every group holds contiguous ranks.  Logs otherwise. */
-int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                           struct ompi_op_t *op, const char *what);
+ * commutative, or every group holds contiguous ranks. */
+int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_op_t *op);
+
+/* Rank order by gathering every contribution and folding (coll_hanx_ordered.c):
+ * for placements the levels cannot keep in order. */
+int mca_coll_hanx_ordered_fits(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                               struct ompi_datatype_t *dtype, size_t count, const char *what);
+int mca_coll_hanx_ordered_reduce(mca_coll_hanx_module_t *m, const void *sbuf, void *rbuf, int count,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                 struct ompi_communicator_t *comm);
+int mca_coll_hanx_ordered_scan(mca_coll_hanx_module_t *m, const void *sbuf, void *rbuf, int count,
+                               struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                               struct ompi_communicator_t *comm, int exclusive);
 
 END_C_DECLS
 

@@ -83,6 +83,12 @@ static int hanx_register(void)
                             "Segment size in bytes of the pipelined allreduce (0: tuning file, "
                             "else 128 KiB from 512 KiB messages on)",
                             0, 0, INT32_MAX, OPAL_INFO_LVL_6, &c->allreduce_segment_size);
+    collx_glue_register_int(v, "ordered_max_bytes",
+                            "Largest buffer (communicator size x message) that hanx gathers to "
+                            "fold a reduction in rank order where its levels cannot keep the "
+                            "order (non-commutative ops on round-robin placements; scan/exscan "
+                            "there); beyond it the call goes to the previous module",
+                            64 << 20, 0, INT32_MAX, OPAL_INFO_LVL_6, &c->ordered_max_bytes);
     c->tuning_file = "";
     (void)mca_base_component_var_register(v, "tuning_file",
         "JSON tuning file (docs/tuning-file.md, written by collx-tune): per collective, "

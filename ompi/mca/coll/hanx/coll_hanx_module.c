@@ -385,15 +385,11 @@ int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
     return 0;
 }
 
-int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                           struct ompi_op_t *op, const char *what)
+int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_op_t *op)
 {
     int commute = 0;
     PMPI_Op_commutative((MPI_Op)op, &commute);
-    if (commute || m->blocks) return 1;
-    HANX_LOG(1, "coll:hanx: %s with a non-commutative op on %s, whose groups do not hold "
-                "contiguous ranks", what, comm->c_name);
-    return 0;
+    return commute || m->blocks;
 }
 
 size_t mca_coll_hanx_bytes(struct ompi_datatype_t *dtype, size_t count)

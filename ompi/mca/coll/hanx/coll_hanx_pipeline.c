@@ -166,9 +166,13 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
                          mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count)) ||
-        !mca_coll_hanx_order_ok(m, comm, op, "reduce"))
+    if (!mca_coll_hanx_use(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count)))
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+    if (!mca_coll_hanx_order_ok(m, op)) {
+        if (mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "reduce"))
+            return mca_coll_hanx_ordered_reduce(m, sbuf, rbuf, count, dtype, op, root, comm);
+        return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+    }
     HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s", count, root, comm->c_name);
 
     const int L = m->nlevels, rank = ompi_comm_rank(comm);
@@ -235,8 +239,15 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                             mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count)) ||
-        !mca_coll_hanx_order_ok(m, comm, op, "allreduce")) {
+    const int use = mca_coll_hanx_use(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count));
+    if (use && !mca_coll_hanx_order_ok(m, op) &&
+        mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "allreduce")) {
+        int rc = mca_coll_hanx_ordered_reduce(m, MPI_IN_PLACE == sbuf && 0 != ompi_comm_rank(comm)
+                                                     ? rbuf : sbuf,
+                                              rbuf, count, dtype, op, 0, comm);
+        return OMPI_SUCCESS != rc ? rc : mca_coll_hanx_bcast(rbuf, count, dtype, 0, comm, module);
+    }
+    if (!use || !mca_coll_hanx_order_ok(m, op)) {
         /* (also Open MPI's own allreduces on comm while the hierarchy is
          * being built) */
         if (ring_allreduce_unsafe(dtype)) {

@@ -8,10 +8,11 @@
  * each leader scatters its node's share to its ranks.  Rank order is kept
  * when nodes hold contiguous ranks, so non-commutative ops are native there.
  *
- * scan/exscan need every node to hold contiguous ranks (the prefix of a
- * rank is then "previous nodes, then my node's earlier ranks"): a node
- * scan, the leaders' exscan of the node totals, a node bcast, one local
- * reduction.  Other placements go to the previous module.
+ * scan/exscan on nodes of contiguous ranks (the prefix of a rank is then
+ * "previous nodes, then my node's earlier ranks"): a node scan, the
+ * leaders' exscan of the node totals, a node bcast, one local reduction.
+ * Other placements, and non-commutative reduce_scatter there, gather and
+ * fold in rank order (coll_hanx_ordered.c).
  */
 #include "ompi_config.h"
 
@@ -32,6 +33,29 @@ static void copy(struct ompi_datatype_t *dtype, size_t count, void *to, const vo
 
 /* ------------------------------------------------------ reduce_scatter */
 
+static int ordered_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, void *rbuf,
+                                  const int *rcounts, struct ompi_datatype_t *dtype,
+                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                  size_t total)
+{
+    const int size = ompi_comm_size(comm), rank = ompi_comm_rank(comm);
+    char *sum_free = NULL, *sum = NULL;
+    int *displs = malloc((size_t)size * sizeof(int));
+    if (!displs) return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int r = 0, o = 0; r < size; o += rcounts[r++]) displs[r] = o;
+    if (0 == rank && !(sum = mca_coll_hanx_temp(dtype, total, &sum_free))) {
+        free(displs);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    int rc = mca_coll_hanx_ordered_reduce(m, data, sum, (int)total, dtype, op, 0, comm);
+    if (OMPI_SUCCESS == rc)
+        rc = mca_coll_hanx_scatterv(sum, rcounts, displs, dtype, rbuf, rcounts[rank], dtype, 0,
+                                    comm, &m->super);
+    free(displs);
+    free(sum_free);
+    return rc;
+}
+
 static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, void *rbuf,
                                  const int *rcounts, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
@@ -40,6 +64,8 @@ static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, vo
     const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->node);
     const int lead = NULL != HANX_TOP(m), N = m->nnodes;
     const void *data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
+    if (!mca_coll_hanx_order_ok(m, op)) /* (rank order by gathering, then scatter) */
+        return ordered_reduce_scatter(m, data, rbuf, rcounts, dtype, op, comm, total);
     char *acc_free = NULL, *ord_free = NULL, *share_free = NULL, *acc = NULL, *ord = NULL,
          *share = NULL;
     int *ncnt = malloc((size_t)N * sizeof(int)), *ndsp = malloc((size_t)N * sizeof(int));
@@ -128,7 +154,9 @@ int mca_coll_hanx_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     size_t total = 0;
     for (int r = 0; r < ompi_comm_size(comm); ++r) total += (size_t)rcounts[r];
     if (!mca_coll_hanx_use(m, comm, "reduce_scatter", mca_coll_hanx_bytes(dtype, total)) ||
-        total > INT_MAX || !mca_coll_hanx_order_ok(m, comm, op, "reduce_scatter"))
+        total > INT_MAX ||
+        (!mca_coll_hanx_order_ok(m, op) &&
+         !mca_coll_hanx_ordered_fits(m, comm, dtype, total, "reduce_scatter")))
         return m->prev.reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                       m->prev.reduce_scatter_module);
     HANX_LOG(10, "coll:hanx: reduce_scatter on %s", comm->c_name);
@@ -146,7 +174,9 @@ int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     const size_t total = (size_t)rcount * (size_t)size;
     if (!mca_coll_hanx_use(m, comm, "reduce_scatter_block",
                            mca_coll_hanx_bytes(dtype, (size_t)rcount)) ||
-        total > INT_MAX || !mca_coll_hanx_order_ok(m, comm, op, "reduce_scatter_block"))
+        total > INT_MAX ||
+        (!mca_coll_hanx_order_ok(m, op) &&
+         !mca_coll_hanx_ordered_fits(m, comm, dtype, total, "reduce_scatter_block")))
         return m->prev.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
                                             m->prev.reduce_scatter_block_module);
     HANX_LOG(10, "coll:hanx: reduce_scatter_block count %d on %s", rcount, comm->c_name);
@@ -200,12 +230,10 @@ int mca_coll_hanx_scan(const void *sbuf, void *rbuf, int count, struct ompi_data
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int ready = mca_coll_hanx_use(m, comm, "scan", mca_coll_hanx_bytes(dtype, (size_t)count));
-    if (!ready || !m->blocks) {
-        if (ready)
-            HANX_LOG(1, "coll:hanx: scan on %s, whose nodes do not hold contiguous ranks: previous "
-                        "module", comm->c_name);
+    if (ready && !m->blocks && mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "scan"))
+        return mca_coll_hanx_ordered_scan(m, sbuf, rbuf, count, dtype, op, comm, 0);
+    if (!ready || !m->blocks)
         return m->prev.scan(sbuf, rbuf, count, dtype, op, comm, m->prev.scan_module);
-    }
     HANX_LOG(10, "coll:hanx: scan count %d on %s", count, comm->c_name);
     if (0 == count) return OMPI_SUCCESS;
     char *prefix = NULL, *prefix_free = NULL;
@@ -224,12 +252,10 @@ int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int ready = mca_coll_hanx_use(m, comm, "exscan", mca_coll_hanx_bytes(dtype, (size_t)count));
-    if (!ready || !m->blocks) {
-        if (ready)
-            HANX_LOG(1, "coll:hanx: exscan on %s, whose nodes do not hold contiguous ranks: previous "
-                        "module", comm->c_name);
+    if (ready && !m->blocks && mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "exscan"))
+        return mca_coll_hanx_ordered_scan(m, sbuf, rbuf, count, dtype, op, comm, 1);
+    if (!ready || !m->blocks)
         return m->prev.exscan(sbuf, rbuf, count, dtype, op, comm, m->prev.exscan_module);
-    }
     HANX_LOG(10, "coll:hanx: exscan count %d on %s", count, comm->c_name);
     if (0 == count) return OMPI_SUCCESS;
     const int nsize = ompi_comm_size(m->node), lrank = ompi_comm_rank(m->node);
