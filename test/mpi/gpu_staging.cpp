@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -265,6 +266,98 @@ int main(int argc, char **argv) {
         MPI_Type_free(&u);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         verdict("uncommitted datatype on a device buffer: MPI error returned", rc != MPI_SUCCESS);
+    }
+    // 9. every pairing of host/device sender and receiver, for sizes around
+    // the chunk size C (COLLX_GPU_CHUNK_BYTES): 0, < C, exactly C, several
+    // C, not a multiple of C; the receive posted for exactly the message and
+    // for more (status count, bytes past the message untouched)
+    {
+        int64_t C = 1 << 20;
+        if (const char *e = getenv("COLLX_GPU_CHUNK_BYTES")) C = std::max<int64_t>(64, std::atoll(e)) & ~int64_t(15);
+        // element: short at 0, char at 3, char at 5, extent 8: 4 packed bytes
+        MPI_Datatype e0, el;
+        int ebl[3] = {1, 1, 1};
+        MPI_Aint edp[3] = {0, 3, 5};
+        MPI_Datatype ety[3] = {MPI_SHORT, MPI_CHAR, MPI_CHAR};
+        MPI_Type_create_struct(3, ebl, edp, ety, &e0);
+        MPI_Type_create_resized(e0, 0, 8, &el);
+        MPI_Type_commit(&el);
+        MPI_Type_free(&e0);
+        const int64_t bytes[5] = {0, C / 2 + 4, C, 3 * C, 2 * C + C / 4 + 4};
+        const char *sname[5] = {"0 B", "< 1 chunk", "1 chunk", "3 chunks", "2.25 chunks + 4 B"};
+        const char *pname[3] = {"host -> device", "device -> host", "device -> device"};
+        for (int pair = 0; pair < 3; ++pair)
+            for (int k = 0; k < 5; ++k) {
+                int ok = 1;
+                for (int extra : {0, 3}) {
+                    int scount = int(bytes[k] / 4), rcount = scount + extra;
+                    bool sdev = pair != 0, rdev = pair != 1;
+                    unsigned seed = unsigned(100 + 10 * pair + k + extra);
+                    int tag = 20 + pair * 10 + k;
+                    if (rank == 0) {
+                        size_t n = size_t(scount) * 8 + 8;
+                        DevBuf d(n, 0);
+                        pattern(d.v, seed);
+                        d.push();
+                        MPI_Send(sdev ? (void *)d.p() : (void *)d.v.data(), scount, el, peer, tag, MPI_COMM_WORLD);
+                    } else {
+                        size_t n = size_t(rcount) * 8 + 8;
+                        DevBuf d(n, 0x5A);
+                        MPI_Status s;
+                        MPI_Recv(rdev ? (void *)d.p() : (void *)d.v.data(), rcount, el, peer, tag, MPI_COMM_WORLD, &s);
+                        if (rdev) d.pull();
+                        int c = -1;
+                        MPI_Get_count(&s, el, &c);
+                        ok &= c == scount && s.MPI_SOURCE == peer && s.MPI_TAG == tag;
+                        ok &= d.v == expected(el, scount, seed, el, scount, n, 0x5A);
+                    }
+                }
+                std::string what = std::string("staged pairing ") + pname[pair] + ", " + sname[k] + " (" +
+                                   std::to_string(bytes[k]) + " B, chunk " + std::to_string(C) +
+                                   "), receive posted for exactly it and for 12 B more";
+                verdict(what.c_str(), ok);
+            }
+        // a message longer than the device receive buffer: MPI_ERR_TRUNCATE, not a hang or a crash
+        {
+            int scount = int((2 * C + 8) / 4), rcount = int(C / 4);
+            int ok = 1;
+            if (rank == 0) {
+                std::vector<unsigned char> h(size_t(scount) * 8, 1);
+                MPI_Send(h.data(), scount, el, peer, 90, MPI_COMM_WORLD);
+            } else {
+                MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+                DevBuf d(size_t(rcount) * 8, 0);
+                MPI_Status s;
+                int rc = MPI_Recv(d.p(), rcount, el, peer, 90, MPI_COMM_WORLD, &s);
+                int cls = MPI_SUCCESS;
+                MPI_Error_class(rc, &cls);
+                ok = cls == MPI_ERR_TRUNCATE;
+                MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+            }
+            verdict("host sender of 2 chunks + 8 B into a 1-chunk device receive: MPI_ERR_TRUNCATE", ok);
+        }
+        // no tags are reserved: a tag at MPI_TAG_UB works on the staged path
+        {
+            void *v;
+            int flag;
+            MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &v, &flag);
+            int tag = flag ? *static_cast<int *>(v) : 32767;
+            int count = int((C + C / 2) / 4);
+            DevBuf d(size_t(count) * 8 + 8, 0x3C);
+            int ok = 1;
+            if (rank == 0) {
+                pattern(d.v, 77);
+                d.push();
+                MPI_Send(d.p(), count, el, peer, tag, MPI_COMM_WORLD);
+            } else {
+                MPI_Status s;
+                MPI_Recv(d.p(), count, el, peer, MPI_ANY_TAG, MPI_COMM_WORLD, &s);
+                d.pull();
+                ok = s.MPI_TAG == tag && d.v == expected(el, count, 77, el, count, d.v.size(), 0x3C);
+            }
+            verdict(("device -> device with tag MPI_TAG_UB = " + std::to_string(tag) + ", 1.5 chunks").c_str(), ok);
+        }
+        MPI_Type_free(&el);
     }
     MPI_Type_free(&vec);
     MPI_Type_free(&st);

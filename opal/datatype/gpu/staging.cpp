@@ -4,12 +4,14 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #ifndef COLLX_GPU_CUDA_LIBDIR
@@ -163,16 +165,19 @@ static int nstages() {
     static int n = int(env_i64("COLLX_GPU_STAGES", 2, 1, 8));
     return n;
 }
-static int shadow_tag(int tag) { return (1 << 30) | (tag & ((1 << 30) - 1)); }
 
 // ------------------------------------------------------------ transfers
-enum StageState { FREE, DEV, NET };
+// Wire format: one MPI message of the N packed bytes on (comm, tag), i.e.
+// exactly what a plain MPI_Send/MPI_Recv of the same type map moves.  So a
+// staged peer interoperates with a host-buffer peer for every size, and no
+// tags are reserved.  The pipelining is on the device side: the message is
+// packed (send) or unpacked (recv) in chunks of C bytes, one chunk per stage
+// and stream, so that the device work of chunk i+1 overlaps the copy of
+// chunk i.
+enum StageState { FREE, DEV };
 struct Stage {
-    char *host = nullptr;
     void *stream = nullptr;
     StageState st = FREE;
-    int64_t chunk = -1;
-    MPI_Request req = MPI_REQUEST_NULL;
 };
 
 struct Xfer {
@@ -184,14 +189,14 @@ struct Xfer {
     MPI_Comm comm;
     int peer, tag;
     std::vector<Stage> st;
-    int64_t next = 0;        // next chunk to pack (send) / to receive (recv)
-    int64_t next_net = 0;    // send: next chunk to put on the wire (in order)
-    int64_t finished = 0;
-    int phase = 0;           // recv: 0 chunk 0, 1 header, 2 pipeline; send: 0 queued, 1 running
-    bool queued = false;     // holds a slot in the shadow-tag queue
-    int64_t hdr = 0;
-    MPI_Request hreq = MPI_REQUEST_NULL;
-    bool hdr_posted = false;
+    char *host = nullptr;        // the whole packed message
+    bool host_pinned = false;    // from the pinned pool (size C) or malloc
+    MPI_Datatype wire = MPI_BYTE;  // MPI_BYTE, or a derived byte type above INT_MAX bytes
+    MPI_Request req = MPI_REQUEST_NULL;
+    int64_t next = 0;            // next chunk to start on the device
+    int64_t finished = 0;        // chunks done on the device
+    int phase = 0;               // send: 0 packing, 1 on the wire; recv: 0 on the wire, 1 unpacking
+    bool queued = false;         // send: holds a slot in its (comm, peer, tag) queue
     int src = MPI_ANY_SOURCE, rtag = MPI_ANY_TAG;
     int err = 0;
     bool done = false;
@@ -200,7 +205,7 @@ struct Xfer {
 namespace {
 std::recursive_mutex mu;
 std::vector<Xfer *> active;  // creation order
-using Key = std::tuple<MPI_Comm, int, int, bool>;  // comm, peer, shadow tag, send side
+using Key = std::tuple<MPI_Comm, int, int>;  // comm, dest, tag of a send
 std::map<Key, std::deque<Xfer *>> queues;
 
 // pinned staging buffers of chunk size, pooled per backend
@@ -219,7 +224,9 @@ void buf_put(const collx_gpu_backend_t *be, char *p) {
     else be->host_free(p);
 }
 
-Key key_of(Xfer *x) { return Key{x->comm, x->is_send ? x->peer : x->src, shadow_tag(x->is_send ? x->tag : x->rtag), x->is_send}; }
+// Sends to one (comm, dest, tag) reach MPI in program order (MPI's
+// non-overtaking rule): each waits for the one before it to be posted.
+Key key_of(Xfer *x) { return Key{x->comm, x->peer, x->tag}; }
 bool at_head(Xfer *x) {
     auto &q = queues[key_of(x)];
     return !q.empty() && q.front() == x;
@@ -243,14 +250,46 @@ void fail(Xfer *x, int err, const std::string &msg) {
     set_error(msg);
     x->err = err;
     x->done = true;
+    dequeue(x);
 }
 
 int64_t chunk_lo(Xfer *x, int64_t i) { return i * x->C; }
 int64_t chunk_hi(Xfer *x, int64_t i) { return std::min(x->N, (i + 1) * x->C); }
 
-bool mpi_test(MPI_Request *r, MPI_Status *s = MPI_STATUS_IGNORE) {
+// a message of n bytes as (count, type): MPI_BYTE up to INT_MAX, else a
+// struct of 1 GiB blocks plus the rest (freed by the caller)
+int wire_type(int64_t n, MPI_Datatype *t, int *cnt) {
+    if (n <= INT32_MAX) {
+        *t = MPI_BYTE;
+        *cnt = int(n);
+        return MPI_SUCCESS;
+    }
+    const int64_t G = int64_t(1) << 30;
+    MPI_Datatype g;
+    PMPI_Type_contiguous(int(G), MPI_BYTE, &g);
+    int bl[2] = {int(n / G), int(n % G)};
+    MPI_Aint dp[2] = {0, MPI_Aint(n / G * G)};
+    MPI_Datatype ty[2] = {g, MPI_BYTE};
+    int rc = PMPI_Type_create_struct(bl[1] ? 2 : 1, bl, dp, ty, t);
+    if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(t);
+    PMPI_Type_free(&g);
+    *cnt = 1;
+    return rc;
+}
+
+// the request completed?  An MPI error (e.g. a truncated receive under
+// MPI_ERRORS_RETURN) fails the transfer.
+bool req_done(Xfer *x, MPI_Status *s) {
     int flag = 0;
-    PMPI_Test(r, &flag, s);
+    int rc = PMPI_Test(&x->req, &flag, s);
+    if (rc != MPI_SUCCESS) {
+        int cls = MPI_ERR_OTHER;
+        PMPI_Error_class(rc, &cls);
+        fail(x, cls == MPI_ERR_TRUNCATE ? COLLX_GPU_ERR_TRUNCATE : COLLX_GPU_ERR_MPI,
+             std::string("collx_gpu: staged ") + (x->is_send ? "send" : "receive") + " failed in MPI" +
+                 (cls == MPI_ERR_TRUNCATE ? " (message longer than the receive buffer)" : ""));
+        return false;
+    }
     return flag;
 }
 
@@ -259,128 +298,70 @@ void finish(Xfer *x) {
     dequeue(x);
 }
 
-void step_send(Xfer *x) {
-    if (x->phase == 0) {
-        if (!at_head(x)) return;
-        x->phase = 1;
-    }
-    // hand packed chunks to MPI in order; recycle stages whose send completed
+// Device side of the pipeline: retire finished chunks, start new ones.
+// Returns false on a backend error (x failed).
+bool device_steps(Xfer *x) {
     for (bool moved = true; moved;) {
         moved = false;
         for (auto &s : x->st) {
-            if (s.st == DEV && s.chunk == x->next_net) {
+            if (s.st == DEV) {
                 int q = x->be->query(s.stream);
-                if (q < 0) return fail(x, COLLX_GPU_ERR_BACKEND, std::string("collx_gpu: device pack failed: ") + x->be->error());
-                if (!q) continue;
-                int64_t n = chunk_hi(x, s.chunk) - chunk_lo(x, s.chunk);
-                if (s.chunk == 0) {
-                    PMPI_Isend(s.host, int(n), MPI_BYTE, x->peer, x->tag, x->comm, &s.req);
-                    if (x->nchunks > 1) {
-                        x->hdr = x->N;
-                        PMPI_Isend(&x->hdr, 8, MPI_BYTE, x->peer, shadow_tag(x->tag), x->comm, &x->hreq);
-                    }
-                } else {
-                    PMPI_Isend(s.host, int(n), MPI_BYTE, x->peer, shadow_tag(x->tag), x->comm, &s.req);
+                if (q < 0) {
+                    fail(x, COLLX_GPU_ERR_BACKEND, std::string("collx_gpu: device ") + (x->is_send ? "pack" : "unpack") +
+                                                       " failed: " + x->be->error());
+                    return false;
                 }
-                s.st = NET;
-                ++x->next_net;
-                moved = true;
-            } else if (s.st == NET && mpi_test(&s.req)) {
-                s.st = FREE;
-                ++x->finished;
-                moved = true;
-            }
-        }
-        for (auto &s : x->st) {
-            if (s.st != FREE || x->next >= x->nchunks) continue;
-            s.chunk = x->next++;
-            int rc = x->be->pack(&x->f->desc, x->buf, x->count, chunk_lo(x, s.chunk), chunk_hi(x, s.chunk), s.host,
-                                 s.stream);
-            if (rc) return fail(x, COLLX_GPU_ERR_BACKEND, std::string("collx_gpu: device pack failed: ") + x->be->error());
-            s.st = DEV;
-            moved = true;
-        }
-    }
-    if (x->finished == x->nchunks && (x->hreq == MPI_REQUEST_NULL || mpi_test(&x->hreq))) finish(x);
-}
-
-void start_unpack(Xfer *x, Stage &s) {
-    int rc = x->be->unpack(&x->f->desc, x->buf, x->count, chunk_lo(x, s.chunk), chunk_hi(x, s.chunk), s.host,
-                           s.stream);
-    if (rc) return fail(x, COLLX_GPU_ERR_BACKEND, std::string("collx_gpu: device unpack failed: ") + x->be->error());
-    s.st = DEV;
-}
-
-void step_recv(Xfer *x) {
-    Stage &s0 = x->st[0];
-    if (x->phase == 0) {
-        MPI_Status st;
-        if (!mpi_test(&s0.req, &st)) return;
-        if (st.MPI_ERROR != MPI_SUCCESS && st.MPI_ERROR != MPI_ERR_PENDING) {
-            // (PMPI_Test leaves MPI_ERROR alone on success in some versions)
-        }
-        int k0 = 0;
-        PMPI_Get_count(&st, MPI_BYTE, &k0);
-        x->src = st.MPI_SOURCE;
-        x->rtag = st.MPI_TAG;
-        x->N = k0;
-        s0.chunk = 0;
-        if (k0 < x->C || x->cap <= x->C) {
-            x->nchunks = 1;
-            x->phase = 2;
-            x->next = 1;
-        } else {
-            x->phase = 1;
-            x->nchunks = 1;  // until the header tells
-            x->next = 1;
-            enqueue(x);
-        }
-        start_unpack(x, s0);
-        if (x->done) return;
-    }
-    if (x->phase == 1) {
-        if (!at_head(x)) goto stages;
-        if (!x->hdr_posted) {
-            PMPI_Irecv(&x->hdr, 8, MPI_BYTE, x->src, shadow_tag(x->rtag), x->comm, &x->hreq);
-            x->hdr_posted = true;
-        }
-        if (!mpi_test(&x->hreq)) goto stages;
-        if (x->hdr > x->cap)
-            return fail(x, COLLX_GPU_ERR_TRUNCATE,
-                        "collx_gpu: staged message of " + std::to_string(x->hdr) + " bytes exceeds the receive buffer (" +
-                            std::to_string(x->cap) + " bytes)");
-        x->N = x->hdr;
-        x->nchunks = (x->N + x->C - 1) / x->C;
-        x->phase = 2;
-    }
-stages:
-    for (bool moved = true; moved && !x->done;) {
-        moved = false;
-        for (auto &s : x->st) {
-            if (s.st == NET && mpi_test(&s.req)) {
-                start_unpack(x, s);
-                moved = true;
-            } else if (s.st == DEV) {
-                int q = x->be->query(s.stream);
-                if (q < 0) return fail(x, COLLX_GPU_ERR_BACKEND, std::string("collx_gpu: device unpack failed: ") + x->be->error());
                 if (q) {
                     s.st = FREE;
                     ++x->finished;
                     moved = true;
                 }
             }
-        }
-        if (x->phase != 2) break;
-        for (auto &s : x->st) {
-            if (s.st != FREE || x->next >= x->nchunks) continue;
-            s.chunk = x->next++;
-            int64_t n = chunk_hi(x, s.chunk) - chunk_lo(x, s.chunk);
-            PMPI_Irecv(s.host, int(n), MPI_BYTE, x->src, shadow_tag(x->rtag), x->comm, &s.req);
-            s.st = NET;
-            moved = true;
+            if (s.st == FREE && x->next < x->nchunks) {
+                int64_t i = x->next++, lo = chunk_lo(x, i), hi = chunk_hi(x, i);
+                int rc = x->is_send ? x->be->pack(&x->f->desc, x->buf, x->count, lo, hi, x->host + lo, s.stream)
+                                    : x->be->unpack(&x->f->desc, x->buf, x->count, lo, hi, x->host + lo, s.stream);
+                if (rc) {
+                    fail(x, COLLX_GPU_ERR_BACKEND, std::string("collx_gpu: device ") + (x->is_send ? "pack" : "unpack") +
+                                                       " failed: " + x->be->error());
+                    return false;
+                }
+                s.st = DEV;
+                moved = true;
+            }
         }
     }
-    if (!x->done && x->phase == 2 && x->finished == x->nchunks) finish(x);
+    return true;
+}
+
+void step_send(Xfer *x) {
+    if (x->phase == 0) {
+        if (!device_steps(x)) return;
+        if (x->finished < x->nchunks || !at_head(x)) return;
+        int cnt;
+        int rc = wire_type(x->N, &x->wire, &cnt);
+        if (rc == MPI_SUCCESS) rc = PMPI_Isend(x->host, cnt, x->wire, x->peer, x->tag, x->comm, &x->req);
+        if (rc != MPI_SUCCESS) return fail(x, COLLX_GPU_ERR_MPI, "collx_gpu: MPI_Isend of the packed message failed");
+        dequeue(x);  // posted: the next send to this (comm, dest, tag) may go
+        x->phase = 1;
+    }
+    if (req_done(x, MPI_STATUS_IGNORE)) finish(x);
+}
+
+void step_recv(Xfer *x) {
+    if (x->phase == 0) {
+        MPI_Status st;
+        if (!req_done(x, &st)) return;
+        MPI_Count n = 0;
+        PMPI_Get_elements_x(&st, x->wire, &n);
+        x->src = st.MPI_SOURCE;
+        x->rtag = st.MPI_TAG;
+        x->N = n;
+        x->nchunks = (x->N + x->C - 1) / x->C;
+        x->phase = 1;
+    }
+    if (!device_steps(x)) return;
+    if (x->finished == x->nchunks) finish(x);
 }
 
 void step(Xfer *x) {
@@ -416,30 +397,43 @@ int xfer_start(bool is_send, void *buf, int64_t count, MPI_Datatype type, int pe
     x->tag = tag;
     x->C = chunk_bytes();
     int64_t total = count * f->size;
-    x->st.resize(size_t(nstages()));
+    // the whole message in host memory: a pinned staging buffer when it
+    // fits one chunk, else plain memory (pages only touched as bytes arrive)
+    if (total <= x->C) {
+        x->host = buf_get(be, size_t(x->C));
+        x->host_pinned = true;
+    } else {
+        x->host = static_cast<char *>(std::malloc(size_t(total)));
+    }
+    x->st.resize(size_t(std::min<int64_t>(nstages(), std::max<int64_t>(1, (total + x->C - 1) / x->C))));
+    bool ok = x->host != nullptr;
     for (auto &s : x->st) {
-        s.host = buf_get(be, size_t(x->C));
         s.stream = be->stream_get();
-        if (!s.host || !s.stream) {
-            xfer_free(x);
-            set_error("collx_gpu: cannot allocate pinned staging buffers or streams");
-            return COLLX_GPU_ERR_NOMEM;
-        }
+        ok = ok && s.stream;
+    }
+    if (!ok) {
+        xfer_free(x);
+        set_error("collx_gpu: cannot allocate host staging memory or streams");
+        return COLLX_GPU_ERR_NOMEM;
     }
     if (is_send) {
         x->N = total;
-        x->nchunks = total <= x->C ? 1 : (total + x->C - 1) / x->C;
-        enqueue(x);  // sends to one (comm, dest, tag) leave in program order
-        if (total == 0) x->nchunks = 1;  // one empty message
+        x->nchunks = (total + x->C - 1) / x->C;
+        enqueue(x);
     } else {
         x->cap = total;
         x->src = peer;
         x->rtag = tag;
-        // chunk 0 is posted now, so that MPI matches it in program order
-        Stage &s0 = x->st[0];
-        PMPI_Irecv(s0.host, int(std::min(total, x->C)), MPI_BYTE, peer, tag, comm, &s0.req);
-        s0.st = NET;
-        s0.chunk = 0;
+        // posted now, so that MPI matches it in program order; it accepts
+        // any message of up to cap bytes from a staged or a plain sender
+        int cnt;
+        rc = wire_type(total, &x->wire, &cnt);
+        if (rc == MPI_SUCCESS) rc = PMPI_Irecv(x->host, cnt, x->wire, peer, tag, comm, &x->req);
+        if (rc != MPI_SUCCESS) {
+            xfer_free(x);
+            set_error("collx_gpu: MPI_Irecv failed (bad source, tag or communicator?)");
+            return COLLX_GPU_ERR_MPI;
+        }
     }
     active.push_back(x);
     step(x);
@@ -453,24 +447,27 @@ void xfer_status(const Xfer *x, MPI_Status *st) {
     if (!st || st == MPI_STATUS_IGNORE) return;
     st->MPI_SOURCE = x->is_send ? x->peer : x->src;
     st->MPI_TAG = x->is_send ? x->tag : x->rtag;
-    st->MPI_ERROR = x->err ? MPI_ERR_OTHER : MPI_SUCCESS;
+    st->MPI_ERROR = x->err ? (x->err == COLLX_GPU_ERR_TRUNCATE ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER) : MPI_SUCCESS;
     MPI_Status_set_elements_x(st, MPI_BYTE, x->is_send ? 0 : x->N);
     MPI_Status_set_cancelled(st, 0);
 }
 
 void xfer_free(Xfer *x) {
     std::lock_guard<std::recursive_mutex> g(mu);
-    for (auto &s : x->st) {
-        if (s.req != MPI_REQUEST_NULL) {  // only after an error
-            PMPI_Cancel(&s.req);
-            PMPI_Request_free(&s.req);
-        }
+    if (x->req != MPI_REQUEST_NULL) {  // only after an error
+        PMPI_Cancel(&x->req);
+        PMPI_Request_free(&x->req);
+    }
+    for (auto &s : x->st)
         if (s.stream) {
             x->be->sync(s.stream);
             x->be->stream_put(s.stream);
         }
-        if (s.host) buf_put(x->be, s.host);
+    if (x->host) {
+        if (x->host_pinned) buf_put(x->be, x->host);
+        else std::free(x->host);
     }
+    if (x->wire != MPI_BYTE) PMPI_Type_free(&x->wire);
     dequeue(x);
     active.erase(std::remove(active.begin(), active.end(), x), active.end());
     delete x;

@@ -1,13 +1,14 @@
-// Backend selection and the pipelined staging engine: a device buffer with
-// a derived datatype is packed on the device, chunk by chunk, into pinned
-// host staging buffers that go on the wire with plain MPI_BYTE messages
-// (pack chunk i+1 while chunk i is in flight); the receive side mirrors it.
+// Backend selection and the staging engine: a device buffer with a derived
+// datatype is packed on the device, chunk by chunk (one stream per stage),
+// into host memory; the receive side mirrors it.
 //
-// Wire protocol (both sides staged): a message of N <= C packed bytes is one
-// MPI_BYTE message on (comm, tag).  A longer one is chunk 0 (C bytes) on
-// (comm, tag), then an 8-byte header holding N and chunks 1.. on (comm,
-// shadow tag = 2^30 | tag).  Transfers on one (comm, peer, shadow tag) are
-// serialised so that their shadow messages cannot interleave.
+// Wire protocol: one MPI message of the N packed bytes (MPI_BYTE) on (comm,
+// tag), exactly what a plain send of the same type map puts on the wire.  A
+// staged peer therefore interoperates with a host-buffer (plain MPI) peer
+// for every message size, a receive may be posted for more than is sent,
+// and no tags are reserved.  The pipelining is between the device and host
+// memory (chunk i+1 packed while chunk i is copied), not on the wire.
+// Sends to one (comm, dest, tag) are posted to MPI in program order.
 #pragma once
 #include "backend.h"
 #include "canonical.hpp"
