@@ -17,6 +17,7 @@
 #include "ompi_config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll_hanx.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -118,11 +119,23 @@ static int run_pipeline(mca_coll_hanx_module_t *m, const pipeline_t *p, size_t c
     return rc;
 }
 
+/* Elements per pipeline segment; 0: one segment (no i-collectives).
+ *
+ * Open MPI 4.1.4's libnbc ireduce/iallreduce (what serves the upper levels'
+ * i-collectives) allocate their scratch buffers without shifting them by
+ * the datatype's true lower bound, like tuned's ring allreduce: a datatype
+ * whose data starts past its origin corrupts the heap there.  Such
+ * reductions run unsegmented, with blocking collectives only. */
 static size_t segment_count(mca_coll_hanx_module_t *m, const char *coll, int mca_bytes,
                             struct ompi_datatype_t *dtype, size_t count)
 {
     size_t type_size = mca_coll_hanx_bytes(dtype, 1), seg_bytes = (size_t)mca_bytes;
     if (0 == type_size) return 0;
+    if (strcmp(coll, "bcast")) {
+        ptrdiff_t tlb, textent;
+        ompi_datatype_get_true_extent(dtype, &tlb, &textent);
+        if (0 != tlb) return 0;
+    }
     if (0 == seg_bytes) {
         hanx_choice_t ch;
         mca_coll_hanx_choose(m, coll, type_size * count, &ch);
