@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <cstddef>
 #include <mutex>
 #include <sstream>
@@ -135,6 +136,68 @@ struct Builder {
 };
 } // namespace
 
+// Runs of at least kMinRun small leaf segments become BlockRuns (see
+// canonical.hpp).  A run holds at most kMaxRun segments so that a byte
+// range starting inside one is found quickly.
+static void build_plan(Seq &q) {
+    constexpr size_t kMinRun = 8, kMaxRun = 4096;
+    constexpr int64_t kMaxExpand = 16;  // a strided leaf of up to 16 blocks is listed block by block
+    auto small = [](const Seg &s) { return !s.child && s.len <= INT32_MAX && s.nblocks <= kMaxExpand; };
+    if (q.segs.size() < kMinRun) return;
+    auto p = std::make_shared<BlockPlan>();
+    std::vector<int64_t> offs;
+    size_t i = 0, n = q.segs.size();
+    while (i < n) {
+        if (!small(q.segs[i])) {
+            ++i;
+            continue;
+        }
+        BlockRun r{int64_t(i), int64_t(i), int64_t(p->off.size()), 0, 0, -1, INT32_MAX, 0};
+        int64_t d0 = q.segs[i].disp;
+        size_t j = i;
+        for (; j < n && j - i < kMaxRun && small(q.segs[j]); ++j) {
+            const Seg &s = q.segs[j];
+            // the seg's block offsets in type-map order (odometer over its dims)
+            offs.assign(1, s.disp - d0);
+            for (const Dim &d : s.dims) {
+                size_t m = offs.size();
+                offs.resize(m * size_t(d.count));
+                for (size_t a = m; a-- > 0;)
+                    for (int64_t k = d.count; k-- > 0;) offs[a * size_t(d.count) + size_t(k)] = offs[a] + k * d.stride;
+            }
+            bool fits = true;
+            for (int64_t o : offs) fits &= o >= INT32_MIN && o <= INT32_MAX;
+            if (!fits) break;
+            for (int64_t o : offs) {
+                p->off.push_back(int32_t(o));
+                p->len.push_back(int32_t(s.len));
+            }
+            r.ulen = r.ulen == -1 || r.ulen == s.len ? int32_t(s.len) : 0;
+            r.minlen = std::min(r.minlen, int32_t(s.len));
+            r.maxlen = std::max(r.maxlen, int32_t(s.len));
+            r.bytes += s.bytes();
+        }
+        if (j - i < kMinRun) {  // too short: leave these segments to the generic walk
+            p->off.resize(size_t(r.b0));
+            p->len.resize(size_t(r.b0));
+            i = j == i ? i + 1 : j;
+            continue;
+        }
+        r.s1 = int64_t(j);
+        r.n = int64_t(p->off.size()) - r.b0;
+        if (r.ulen < 0) r.ulen = 0;
+        p->runs.push_back(r);
+        i = j;
+    }
+    if (p->runs.empty()) return;
+    bool all_uniform = true;
+    for (auto &r : p->runs) all_uniform &= r.ulen > 0;
+    if (all_uniform) p->len.clear();
+    p->off.shrink_to_fit();
+    p->len.shrink_to_fit();
+    q.plan = std::move(p);
+}
+
 static SeqP seq_of(std::vector<Seg> v) {
     auto q = std::make_shared<Seq>();
     q->segs = std::move(v);
@@ -142,6 +205,7 @@ static SeqP seq_of(std::vector<Seg> v) {
         q->size += s.bytes();
         if (s.child) q->depth = std::max(q->depth, s.child->depth + 1);
     }
+    build_plan(*q);
     return q;
 }
 

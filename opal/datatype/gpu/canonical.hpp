@@ -34,8 +34,25 @@ struct Seg {
     int64_t bytes() const { return nblocks * body(); }
 };
 
+// CPU plan of a sequence: runs of small leaf segments (a block, or a short
+// strided run of blocks) stored as two plain arrays, so that the CPU
+// backend walks 8 bytes per block instead of a Seg.  Offsets are relative
+// to the disp of the run's first segment (shift() keeps the plan valid).
+struct BlockRun {
+    int64_t s0, s1;        // segments [s0, s1) of the sequence
+    int64_t b0, n;         // blocks [b0, b0 + n) of off/len
+    int64_t bytes;         // packed bytes of the run
+    int32_t ulen;          // every block has this length, or 0
+    int32_t minlen, maxlen;
+};
+struct BlockPlan {
+    std::vector<BlockRun> runs;   // in segment order
+    std::vector<int32_t> off, len;
+};
+
 struct Seq {
     std::vector<Seg> segs;
+    std::shared_ptr<const BlockPlan> plan;   // null when no run qualifies
     int64_t size = 0;        // packed bytes
     int depth = 1;           // nesting depth (1 = only leaves)
 };
