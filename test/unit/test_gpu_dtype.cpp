@@ -353,13 +353,17 @@ START_TEST(block_lists) {
     MPI_Datatype v2;
     MPI_Type_vector(2, 1, 3, MPI_INT, &v2);
     MPI_Type_commit(&v2);
-    MPI_Datatype bases[4] = {MPI_BYTE, MPI_INT, MPI_DOUBLE_INT, v2};
+    MPI_Datatype c16;
+    MPI_Type_contiguous(4, MPI_INT, &c16);
+    MPI_Type_commit(&c16);
+    // block lengths of 1-3, 4-8, 8-16, >= 16 bytes and mixed, gapped and strided bases
+    MPI_Datatype bases[6] = {MPI_BYTE, MPI_INT, MPI_DOUBLE_INT, v2, MPI_DOUBLE, c16};
     int nbad = 0, with_plan = 0;
-    for (int it = 0; it < 400 && nbad < 5; ++it) {
-        MPI_Datatype c = bases[it % 4];
+    for (int it = 0; it < 600 && nbad < 5; ++it) {
+        MPI_Datatype c = bases[it % 6];
         MPI_Aint clb, cext;
         MPI_Type_get_extent(c, &clb, &cext);
-        int n = R(8, 600), kind = R(0, 3), maxbl = R(1, 6);
+        int n = R(8, 600), kind = R(0, 3), maxbl = it % 6 == 4 ? R(1, 2) : R(1, 6);
         bool uniform = kind == 2 || R(0, 1);
         // slots of maxbl + gap elements, visited in an order that is mostly
         // ascending with some shuffling, so that merges and runs happen
@@ -419,14 +423,15 @@ START_TEST(block_lists) {
         if (!ok) {
             ++nbad;
             fprintf(stderr, "block_lists: case %d (kind %d, base %d, n %d, count %d, uniform %d) differs\n", it, kind,
-                    it % 4, n, count, int(uniform));
+                    it % 6, n, count, int(uniform));
         }
         MPI_Type_free(&t);
     }
     MPI_Type_free(&v2);
-    printf("block_lists: 400 types, %d with block runs at the top level, %d failures\n", with_plan, nbad);
+    MPI_Type_free(&c16);
+    printf("block_lists: 600 types, %d with block runs at the top level, %d failures\n", with_plan, nbad);
     ck_assert_int_eq(nbad, 0);
-    ck_assert_int_gt(with_plan, 200);
+    ck_assert_int_gt(with_plan, 400);
 }
 END_TEST
 

@@ -206,6 +206,21 @@ inline int64_t run_blocks(const BlockPlan &p, const BlockRun &r, char *base, cha
             }
             break;
         }
+        if (r.minlen >= 16) {  // 16-byte pieces, the last one overlapping
+            for (int64_t i = 0; i < n; ++i) {
+                char *m = base + off[i];
+                int64_t l = len[i], k = 0;
+                char t[16];
+                for (; k + 16 < l; k += 16) {
+                    if (PACK) __builtin_memcpy(t, m + k, 16), __builtin_memcpy(o + k, t, 16);
+                    else __builtin_memcpy(t, o + k, 16), __builtin_memcpy(m + k, t, 16);
+                }
+                if (PACK) __builtin_memcpy(t, m + l - 16, 16), __builtin_memcpy(o + l - 16, t, 16);
+                else __builtin_memcpy(t, o + l - 16, 16), __builtin_memcpy(m + l - 16, t, 16);
+                o += l;
+            }
+            break;
+        }
         for (int64_t i = 0; i < n; ++i) {
             if (PACK) copy_var(o, base + off[i], len[i]);
             else copy_var(base + off[i], o, len[i]);
@@ -290,6 +305,12 @@ struct Walker {
         if (d + 1 == s.dims.size() && !s.child) {
             blocks<PACK>(mem, st, o, c, s.len);
             o += c * s.len;
+            return;
+        }
+        if (d + 2 == s.dims.size() && !s.child) {  // 2-D strided leaf: one loop nest, no recursion per row
+            int64_t c1 = s.dims[d + 1].count, st1 = s.dims[d + 1].stride, row = c1 * s.len;
+            for (int64_t i = 0; i < c; ++i) blocks<PACK>(mem + i * st, st1, o + i * row, c1, s.len);
+            o += c * row;
             return;
         }
         for (int64_t i = 0; i < c; ++i) full_seg(s, d + 1, mem + i * st, o);
