@@ -164,6 +164,27 @@ inline int64_t run_blocks(const BlockPlan &p, const BlockRun &r, char *base, cha
     case 0: {
         const int32_t *len = p.len.data() + r.b0;
         char *o = pk;
+        if (PACK && r.maxlen <= 8) {
+            // Blocks of up to 8 bytes: one 8-byte load and store each.  The
+            // store may run past the block into packed bytes that the next
+            // blocks overwrite (never past this run's output).  The load may
+            // read past the block, but only inside the block's own page, so
+            // it cannot fault; those bytes never reach the output.
+            char *oend = pk + r.bytes;
+            for (int64_t i = 0; i < n; ++i) {
+                const char *m = base + off[i];
+                int64_t l = len[i];
+                if (__builtin_expect(o + 8 <= oend && (uintptr_t(m) & 4095) <= 4096 - 8, 1)) {
+                    uint64_t w;
+                    __builtin_memcpy(&w, m, 8);
+                    __builtin_memcpy(o, &w, 8);
+                } else {
+                    copy_var(o, m, l);
+                }
+                o += l;
+            }
+            break;
+        }
         if (r.maxlen <= 3) {  // 1-3 bytes: first, middle and last byte, no branches
             for (int64_t i = 0; i < n; ++i) {
                 char *m = base + off[i];
