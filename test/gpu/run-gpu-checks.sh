@@ -6,7 +6,8 @@
 #    pack to device, unpack), plus device pack throughput;
 # 2. staged transfers with real device buffers across 2 ranks (Send/Recv,
 #    Isend/Irecv, Bcast, Reduce, Allreduce, Pack/Unpack) through the
-#    interposer, small chunks (deep pipeline) and 1 MiB chunks.
+#    interposer, every host/device sender/receiver pairing around the
+#    chunk size, with 4 KiB chunks (deep pipeline) and 1 MiB chunks.
 B=$(cd "${1:-$(dirname "$0")/../..}" && pwd)
 cd "$B" || exit 1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -82,9 +82,12 @@ COLLX_GPU_API void collx_gpu_device_free(void *ptr);
 COLLX_GPU_API int collx_gpu_memcpy(void *dst, const void *src, size_t len);
 
 /* ---- staged point-to-point for a CUDA-unaware MPI (device buffers are
- * packed on the device into pinned host chunks, pipelined; host buffers go
- * straight to MPI).  Chunk size: COLLX_GPU_CHUNK_BYTES (default 1 MiB),
- * staging buffers per transfer: COLLX_GPU_STAGES (default 2). */
+ * packed/unpacked on the device in chunks, pipelined between device and
+ * host memory; host buffers go straight to MPI).  On the wire a message is
+ * one MPI_BYTE message of the packed bytes, as a plain MPI_Send of the same
+ * type map, so either side may be a host buffer, for any size, and no tags
+ * are reserved.  Chunk size: COLLX_GPU_CHUNK_BYTES (default 1 MiB),
+ * chunks in flight per transfer: COLLX_GPU_STAGES (default 2). */
 typedef struct collx_gpu_request *collx_gpu_request_t;
 COLLX_GPU_API int collx_gpu_isend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
                                   MPI_Comm comm, collx_gpu_request_t *req);
