@@ -155,6 +155,23 @@ inline void list_bytes(char *base, const int32_t *off, char *pk, int64_t n) {
 #define COLLX_LIST1(PACK) list_fixed<PACK, 1>
 #endif
 
+// pack of blocks of at most W bytes at listed offsets (see run_blocks)
+template <int W>
+inline void over_copy(const char *base, const int32_t *off, const int32_t *len, int64_t n, char *o, char *oend) {
+    for (int64_t i = 0; i < n; ++i) {
+        const char *m = base + off[i];
+        int64_t l = len[i];
+        if (__builtin_expect(o + W <= oend && (uintptr_t(m) & 4095) <= 4096 - W, 1)) {
+            char w[W];
+            __builtin_memcpy(w, m, W);
+            __builtin_memcpy(o, w, W);
+        } else {
+            copy_var(o, m, l);
+        }
+        o += l;
+    }
+}
+
 // the blocks of run r, all inside the range; returns the packed bytes moved
 template <bool PACK>
 inline int64_t run_blocks(const BlockPlan &p, const BlockRun &r, char *base, char *pk) {
@@ -165,24 +182,17 @@ inline int64_t run_blocks(const BlockPlan &p, const BlockRun &r, char *base, cha
         const int32_t *len = p.len.data() + r.b0;
         char *o = pk;
         if (PACK && r.maxlen <= 8) {
-            // Blocks of up to 8 bytes: one 8-byte load and store each.  The
-            // store may run past the block into packed bytes that the next
-            // blocks overwrite (never past this run's output).  The load may
-            // read past the block, but only inside the block's own page, so
-            // it cannot fault; those bytes never reach the output.
-            char *oend = pk + r.bytes;
-            for (int64_t i = 0; i < n; ++i) {
-                const char *m = base + off[i];
-                int64_t l = len[i];
-                if (__builtin_expect(o + 8 <= oend && (uintptr_t(m) & 4095) <= 4096 - 8, 1)) {
-                    uint64_t w;
-                    __builtin_memcpy(&w, m, 8);
-                    __builtin_memcpy(o, &w, 8);
-                } else {
-                    copy_var(o, m, l);
-                }
-                o += l;
-            }
+            // Blocks of up to 8 (16) bytes: one 8 (16)-byte load and store
+            // each.  The store may run past the block into packed bytes
+            // that the next blocks overwrite (never past this run's
+            // output).  The load may read past the block, but only inside
+            // the block's own page, so it cannot fault; those bytes never
+            // reach the output.
+            over_copy<8>(base, off, len, n, o, pk + r.bytes);
+            break;
+        }
+        if (PACK && r.maxlen <= 16) {
+            over_copy<16>(base, off, len, n, o, pk + r.bytes);
             break;
         }
         if (r.maxlen <= 3) {  // 1-3 bytes: first, middle and last byte, no branches
