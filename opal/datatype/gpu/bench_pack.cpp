@@ -1,5 +1,5 @@
 // CPU pack throughput of the engine vs the system MPI_Pack, same run, same
-// buffers; medians over repetitions.  Prints a Markdown table.
+// buffers; medians and best over repetitions.  Prints a Markdown table.
 //   collx-gpu-bench-pack [--bytes N] [--reps R]
 #include <mpi.h>
 
@@ -26,8 +26,8 @@ int main(int argc, char **argv) {
         if (!std::strcmp(argv[i], "--bytes")) bytes = std::atoll(argv[i + 1]);
         if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
     }
-    std::printf("| type | block (B) | packed (MiB) | MPI_Pack (GB/s) | collx CPU (GB/s) | speed-up |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|\n");
+    std::printf("| type | block (B) | packed (MiB) | MPI_Pack (GB/s) | collx CPU (GB/s) | speed-up | MPI_Pack best | collx best | speed-up (best) |\n");
+    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     const int blocks[] = {1, 4, 8, 16, 64, 256, 1024, 4096};
     std::mt19937 rng(7);
     for (int kind = 0; kind < 3; ++kind)
@@ -83,9 +83,11 @@ int main(int argc, char **argv) {
             }
             std::sort(tm.begin(), tm.end());
             std::sort(tc.begin(), tc.end());
-            double mm = tm[tm.size() / 2], mc = tc[tc.size() / 2];
-            std::printf("| %s | %d | %.1f | %.2f | %.2f | %.1fx |\n", name.c_str(), bs, packed / 1048576.0,
-                        packed / mm / 1e9, packed / mc / 1e9, mm / mc);
+            // median, and best (least disturbed by other load on a shared machine)
+            double mm = tm[tm.size() / 2], mc = tc[tc.size() / 2], bm = tm[0], bc = tc[0];
+            std::printf("| %s | %d | %.1f | %.2f | %.2f | %.1fx | %.2f | %.2f | %.1fx |\n", name.c_str(), bs,
+                        packed / 1048576.0, packed / mm / 1e9, packed / mc / 1e9, mm / mc, packed / bm / 1e9,
+                        packed / bc / 1e9, bm / bc);
             std::fflush(stdout);
             MPI_Type_free(&t);
         }
