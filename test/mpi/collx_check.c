@@ -1365,7 +1365,6 @@ int main(int argc, char **argv)
      * names so every member of a communicator runs the same cases. */
     const char *order[] = {"world", "dup", "reversed", "split-parity", "split-thirds",
                            "all-but-0", "self-split"};
-    int barrier_round = 0;
     for (unsigned oi = 0; oi < sizeof(order) / sizeof(order[0]); ++oi) {
         comm_case_t *cm = NULL;
         for (int k = 0; k < ncc; ++k)
@@ -1385,7 +1384,7 @@ int main(int argc, char **argv)
             for (int ri = 0; ri < nroots; ++ri) { /* each root class enters late once */
                 ccase_t k = {.coll = "MPI_Barrier", .comm = cm->name, .comm_size = size,
                              .d = &dtypes[0], .op = -1, .root = roots[ri]};
-                run_barrier(&k, cm->comm, barrier_round++);
+                run_barrier(&k, cm->comm, ri); /* same round numbers on all members */
             }
         for (int di = 0; di < ndtypes; ++di) {
             const dtype_case_t *d = &dtypes[di];
