@@ -113,6 +113,7 @@ inline void blocks(char *mem, int64_t stride, char *pk, int64_t n, int64_t len) 
     case 48: return blocks_fixed<PACK, 48>(mem, stride, pk, n);
     case 64: return blocks_fixed<PACK, 64>(mem, stride, pk, n);
     case 128: return blocks_fixed<PACK, 128>(mem, stride, pk, n);
+    case 256: return blocks_fixed<PACK, 256>(mem, stride, pk, n);
     default:
         for (int64_t i = 0; i < n; ++i) {
             if (PACK) copy_var(pk + i * len, mem + i * stride, len);
