@@ -162,7 +162,7 @@ inline void over_copy(const char *base, const int32_t *off, const int32_t *len, 
     for (int64_t i = 0; i < n; ++i) {
         const char *m = base + off[i];
         int64_t l = len[i];
-        if (__builtin_expect(o + W <= oend && (uintptr_t(m) & 4095) <= 4096 - W, 1)) {
+        if (__builtin_expect(l <= W && o + W <= oend && (uintptr_t(m) & 4095) <= 4096 - W, 1)) {
             char w[W];
             __builtin_memcpy(w, m, W);
             __builtin_memcpy(o, w, W);
@@ -184,15 +184,16 @@ inline int64_t run_blocks(const BlockPlan &p, const BlockRun &r, char *base, cha
         char *o = pk;
         if (PACK && r.maxlen <= 8) {
             // Blocks of up to 8 (16) bytes: one 8 (16)-byte load and store
-            // each.  The store may run past the block into packed bytes
-            // that the next blocks overwrite (never past this run's
-            // output).  The load may read past the block, but only inside
-            // the block's own page, so it cannot fault; those bytes never
-            // reach the output.
+            // each; a longer block, or one near the run's end or a page
+            // end, takes the exact copy.  The store may run past the block
+            // into packed bytes that the next blocks overwrite (never past
+            // this run's output).  The load may read past the block, but
+            // only inside the block's own page, so it cannot fault; those
+            // bytes never reach the output.
             over_copy<8>(base, off, len, n, o, pk + r.bytes);
             break;
         }
-        if (PACK && r.maxlen <= 16) {
+        if (PACK && r.minlen < 16) {  // mostly small blocks: the longer ones take copy_var
             over_copy<16>(base, off, len, n, o, pk + r.bytes);
             break;
         }
