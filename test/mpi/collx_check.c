@@ -725,7 +725,8 @@ static void put(buf_t *b, const dtype_case_t *x, const dtype_case_t *d, size_t a
     for (size_t f = 0; f < n * dn; ++f) {
         size_t g = at * dn + f; /* slot number in b */
         const slot_t *sl = &x->slots[g % xn];
-        store(data(b) + (g / xn) * x->extent + sl->off, sl->kind, input(wr, src * dn + f, sl->kind));
+        store(data(b) + (g / xn) * x->extent + sl->off, sl->kind,
+              input(wr, src * dn + f, sl->kind));
     }
 }
 
@@ -875,7 +876,8 @@ static void run_allgather(const ccase_t *c, MPI_Comm comm, const int *wranks, in
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     const dtype_case_t *xs = side_type(c, 0), *xr = side_type(c, 1);
-    size_t *cnt = malloc(sizeof(size_t) * (size_t)size), *disp = malloc(sizeof(size_t) * (size_t)size);
+    size_t *cnt = malloc(sizeof(size_t) * (size_t)size);
+    size_t *disp = malloc(sizeof(size_t) * (size_t)size);
     size_t total;
     for (int j = 0; j < size; ++j) {
         cnt[j] = v ? vcount(c->count, j, size, (int)c->count) : c->count;
@@ -913,7 +915,8 @@ static void run_gather(const ccase_t *c, MPI_Comm comm, const int *wranks, int v
     MPI_Comm_size(comm, &size);
     const int root = c->root, in_place = c->in_place && rank == root;
     const dtype_case_t *xs = side_type(c, 0), *xr = side_type(c, 1);
-    size_t *cnt = malloc(sizeof(size_t) * (size_t)size), *disp = malloc(sizeof(size_t) * (size_t)size);
+    size_t *cnt = malloc(sizeof(size_t) * (size_t)size);
+    size_t *disp = malloc(sizeof(size_t) * (size_t)size);
     for (int j = 0; j < size; ++j) {
         cnt[j] = v ? vcount(c->count, j, size, (int)c->count + root) : c->count;
         disp[j] = (size_t)j * c->count;
@@ -953,7 +956,8 @@ static void run_scatter(const ccase_t *c, MPI_Comm comm, const int *wranks, int 
     MPI_Comm_size(comm, &size);
     const int root = c->root, in_place = c->in_place && rank == root;
     const dtype_case_t *xs = side_type(c, 0), *xr = side_type(c, 1);
-    size_t *cnt = malloc(sizeof(size_t) * (size_t)size), *disp = malloc(sizeof(size_t) * (size_t)size);
+    size_t *cnt = malloc(sizeof(size_t) * (size_t)size);
+    size_t *disp = malloc(sizeof(size_t) * (size_t)size);
     for (int j = 0; j < size; ++j) {
         cnt[j] = v ? vcount(c->count, j, size, (int)c->count + 2 * root) : c->count;
         disp[j] = (size_t)j * c->count;
