@@ -31,8 +31,10 @@ for coll in $HANX_COLLS; do
     step "hanx serves MPI_${coll^} (synthetic 2-rank nodes)" \
         served_by hanx $coll local_run 60 4 --mca coll_hanx_ranks_per_node 2
 done
-step "hanx checker, 4 ranks as 2x2, every blocking collective, full matrix + big counts" \
-    local_run 900 4 $HANX 2 "$CHECKER" --colls blocking --big
+step "hanx checker, 4 ranks as 2x2, every blocking collective, full matrix" \
+    local_run 900 4 $HANX 2 "$CHECKER" --colls blocking
+step "hanx checker, 4 ranks as 2x2, big counts (pipelined bcast/reduce/allreduce)" \
+    local_run 900 4 $HANX 2 "$CHECKER" --colls bcast,reduce,allreduce --big
 step "hanx checker, 5 ranks as 2+2+1 (imbalanced)" \
     local_run 300 5 $HANX 2 "$CHECKER" --quick --colls blocking --seed 3
 step "hanx checker, 7 ranks round-robin on 3 nodes (3+2+2)" \
@@ -54,8 +56,10 @@ step "hanx on a single node falls back cleanly" \
     local_run 300 3 --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking
 for layout in "4 2" "4 2 --mca coll_hanx_round_robin 1" "4 3" "7 3 --mca coll_hanx_round_robin 1"; do
     set -- $layout
-    step "upstream han bug regressions (ompi #8248 ... #13398), $1 ranks, nodes of $2 ${3:+round-robin}" \
-        local_run 300 $1 $HANX $2 ${3:+$3 $4} "$REGRESS"
+    np=$1 rpn=$2
+    shift 2
+    step "upstream han bug regressions (ompi #8248 ... #13398), $np ranks, nodes of $rpn${1:+ round-robin}" \
+        local_run 300 $np $HANX $rpn "$@" "$REGRESS"
 done
 step "communicator lifecycle and finalize (hanx + adaptx)" \
     local_run 300 4 $HANX 2 --mca coll_adaptx_priority 90 "$LIFECYCLE" 200
