@@ -907,7 +907,7 @@ static void run_allgather(const ccase_t *c, MPI_Comm comm, const int *wranks, in
 }
 
 /* MPI_Gather(v): blocks land at the root only; in place, the root's block
- * already sits in its recvbuf.  Non-roots' recvbufs stay untouched. */
+ * already sits in its recvbuf.  Non-roots' (empty) recvbufs stay untouched. */
 static void run_gather(const ccase_t *c, MPI_Comm comm, const int *wranks, int v)
 {
     int rank, size;
@@ -925,7 +925,10 @@ static void run_gather(const ccase_t *c, MPI_Comm comm, const int *wranks, int v
     buf_t s, rb;
     buf_alloc(&s, xs, in_units(c, xs, cnt[rank]));
     put(&s, xs, c->d, 0, cnt[rank], wranks[rank], 0);
-    buf_alloc(&rb, xr, in_units(c, xr, total));
+    /* a non-root's recvbuf is not significant: an empty one, whose guard
+     * bytes must stay untouched */
+    const size_t rtotal = rank == root ? total : 0;
+    buf_alloc(&rb, xr, in_units(c, xr, rtotal));
     if (in_place) put(&rb, xr, c->d, disp[rank], cnt[rank], wranks[rank], 0);
     char *copy = snapshot(&s);
     int *rcounts = to_int(c, xr, cnt, size), *rdispls = to_int(c, xr, disp, size);
@@ -940,7 +943,7 @@ static void run_gather(const ccase_t *c, MPI_Comm comm, const int *wranks, int v
         for (int j = 0; j < size; ++j)
             for (size_t e = 0; e < cnt[j]; ++e)
                 map[disp[j] + e] = (src_t){SRC_INPUT, wranks[j], e};
-    int ok = rc_ok(c, rc) && verify_map(c, xr, &rb, map, total, wranks) && unchanged(c, &s, copy);
+    int ok = rc_ok(c, rc) && verify_map(c, xr, &rb, map, rtotal, wranks) && unchanged(c, &s, copy);
     tally(ok);
     free(map); free(rcounts); free(rdispls); free(copy); free(cnt); free(disp);
     free(s.mem); free(rb.mem);
