@@ -23,8 +23,11 @@ for coll in reduce allreduce; do
         --time-per-rep 0
 done
 step "hanx serves MPI_Bcast on 2 nodes" served_by hanx bcast nodes -n 2 -m 2 --timeout 120 --
-step "hanx checker, 2x2, every blocking collective, full matrix + big counts" \
-    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls blocking --big
+step "hanx checker, 2x2, every blocking collective, full matrix" \
+    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls blocking
+step "hanx checker, 2x2, big counts (pipelined bcast/reduce/allreduce, allgather, alltoall)" \
+    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" \
+    --colls bcast,reduce,allreduce,allgather,alltoall --quick --big
 step "hanx checker, 3+1 (imbalanced), every blocking collective" \
     nodes -n 2 --slots 3,1 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking --seed 13
 step "hanx checker, 2x2 round-robin placement, every blocking collective" \
@@ -39,22 +42,23 @@ for case in 8248 11441 11473 11545 11664 12383 12438 13200 13398; do
               nodes -n 2 --slots 3,1 --timeout 120 -- --mca coll_hanx_priority 100 "$REGRESS" --case $case &&
               nodes -n 2 -m 2 --timeout 120 -- --map-by node --mca coll_hanx_priority 100 "$REGRESS" --case $case'
 done
-# non-commutative reductions: hierarchical when nodes hold contiguous ranks,
-# handed back (and still right) on round-robin placements (reduce,
-# allreduce, reduce_scatter, scan, exscan)
-noncomm() {  # noncomm EXPECT(yes|no) cluster-options... -- mpirun-options...
+# non-commutative reductions (reduce, allreduce, reduce_scatter, scan,
+# exscan): through the levels when nodes hold contiguous ranks; gathered and
+# folded in rank order on round-robin placements -- never handed back
+noncomm() {  # noncomm EXPECT(levels|folded) cluster-options... -- mpirun-options...
     local expect=$1 out; shift
-    out=$(nodes "$@" --mca coll_hanx_priority 100 --mca coll_hanx_verbose 1 \
+    out=$(nodes "$@" --mca coll_hanx_priority 100 --mca coll_hanx_verbose 10 \
           "$CHECKER" --quick --colls reduce,allreduce,reduce_scatter,scan,exscan --seed 29 2>&1)
     echo "$out" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
-    if [ "$expect" = yes ]; then echo "$out" | grep -q "do not hold contiguous ranks"
-    else ! echo "$out" | grep -q "do not hold contiguous ranks"; fi
+    ! echo "$out" | grep -Eq "previous module($| \()" || return 1  # (not "previous modules": flat comms)
+    if [ "$expect" = folded ]; then echo "$out" | grep -q "gathered and folded in rank order"
+    else ! echo "$out" | grep -q "gathered and folded"; fi
 }
-step "hanx non-commutative reductions stay hierarchical on 3+1 blocks" \
-    noncomm no -n 2 --slots 3,1 --timeout 300 --
-step "hanx hands non-commutative reductions on round-robin layouts back" \
-    noncomm yes -n 2 -m 2 --timeout 300 -- --map-by node
+step "hanx non-commutative reductions and scans go through the levels on 3+1 blocks" \
+    noncomm levels -n 2 --slots 3,1 --timeout 300 --
+step "hanx non-commutative reductions and scans on round-robin: gathered and folded in order" \
+    noncomm folded -n 2 -m 2 --timeout 300 -- --map-by node
 step "communicator lifecycle and finalize on 2 nodes" \
     nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 \
     "$LIFECYCLE" 100

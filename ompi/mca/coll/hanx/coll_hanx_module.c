@@ -309,7 +309,10 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
         rc = ompi_comm_dup(m->node, &sock);
         if (OMPI_SUCCESS != rc) goto out;
     }
-    if (!any && sock) ompi_comm_free(&sock);
+    if (!any && sock) {
+        ompi_comm_free(&sock); /* (leaves MPI_COMM_NULL behind, not NULL) */
+        sock = NULL;
+    }
     m->nlevels = any ? 3 : 2;
     if (any) {
         rc = split_leaders(m->node, 0 == ompi_comm_rank(sock), &info, &mids);
