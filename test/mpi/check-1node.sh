@@ -80,7 +80,7 @@ tuning_followed() {
           "$CHECKER" --quick --colls allreduce,bcast --seed 2 2>&1)
     echo "$out" | tail -1
     echo "$out" | grep -q " 0 failed" &&
-    echo "$out" | grep -q "allreduce of [0-9]* bytes on .*: previous module (tuning file)" &&
+    echo "$out" | grep -q "allreduce of [0-9]* bytes on .*: previous module (tuning)" &&
     echo "$out" | grep -q "allreduce of [0-9]* bytes: rule 2 (line 4): default, segments of 512 bytes" &&
     echo "$out" | grep -q "bcast of [0-9]* bytes: rule 3 (line 5): default, segments of 100 bytes"
 }
@@ -95,6 +95,16 @@ tuning_bad() {
     echo "$out" | grep -q "$(basename "$TUNING_BAD"):3: rule 1: \"segment_bytes\" must be an integer"
 }
 step "a bad tuning file is reported with file and line, then defaults" tuning_bad
+builtin_defaults() {  # no tuning file: large alltoall blocks go to the previous module
+    local out
+    out=$(OMPI_MCA_coll_hanx_tuning_file= local_run 120 4 $HANX 2 --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --colls alltoall,allgather --seed 4 2>&1)
+    echo "$out" | tail -1
+    echo "$out" | grep -q " 0 failed" &&
+    echo "$out" | grep -q "alltoall of 508 bytes on .*: previous module (tuning)" &&
+    echo "$out" | grep -q "coll:hanx: alltoall count 1 "
+}
+step "built-in defaults: small alltoall blocks hierarchical, large ones to the previous module" builtin_defaults
 rm -f "$TUNING_OK" "$TUNING_BAD"
 
 # --- bad MCA values: a clear message naming the parameter, then defaults

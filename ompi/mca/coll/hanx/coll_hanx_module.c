@@ -383,7 +383,7 @@ int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
 {
     if (!mca_coll_hanx_ready(m, comm)) return 0;
     if (!mca_coll_hanx_previous(m, collective, bytes)) return 1;
-    HANX_LOG(10, "coll:hanx: %s of %zu bytes on %s: previous module (tuning file)", collective,
+    HANX_LOG(10, "coll:hanx: %s of %zu bytes on %s: previous module (tuning)", collective,
              bytes, comm->c_name);
     return 0;
 }

@@ -158,12 +158,14 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s", count, root, comm->c_name);
     const int L = m->nlevels, rank = ompi_comm_rank(comm);
     pipeline_t p = {.n = 0, .dtype = dtype, .op = NULL};
-    /* up the root's groups (stage k at level k), then down the others
-     * (stage 2(L-1)-k at level k) */
+    /* up the root's groups (stage k at level k) as far as the root is not
+     * its group's leader yet, then down the others (stage 2(L-1)-k at level
+     * k) -- a root's group that it leads is served on the way down */
     for (int k = 0; k < L; ++k) {
         if (!mine(m, k) || ompi_comm_size(m->lvl[k]) < 2) continue;
-        if (m->leader[k][rank] == m->leader[k][root])
-            add_stage(&p, k, k, ST_BCAST, m->rank_in[k][root], NULL, buf);
+        const int root_here = m->rank_in[k][root];
+        if (m->leader[k][rank] == m->leader[k][root] && (k == L - 1 || 0 != root_here))
+            add_stage(&p, k, k, ST_BCAST, root_here, NULL, buf);
         else
             add_stage(&p, 2 * (L - 1) - k, k, ST_BCAST, 0, NULL, buf);
     }

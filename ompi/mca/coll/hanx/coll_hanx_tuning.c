@@ -49,28 +49,38 @@ void mca_coll_hanx_tuning_close(void)
     mca_coll_hanx_component.rules = NULL;
 }
 
-/* Built-in: every collective hierarchical; bcast, reduce and allreduce
- * pipelined in segments once a message holds several of them. */
+/* Built-in defaults, measured on 2 and 4 emulated nodes x 2 ranks
+ * (docs/benchmarks.md): every collective hierarchical, except allgather
+ * and alltoall of larger blocks, where funnelling every block through the
+ * node leaders costs more than it saves (tuned's direct exchanges win);
+ * bcast pipelined in 256 KiB segments from 512 KiB on, reduce and
+ * allreduce in 128 KiB segments from 512 KiB on. */
+static const char *default_algorithm(const char *collective, size_t bytes)
+{
+    if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
+    if (!strcmp(collective, "allgather") && bytes > 16) return "previous";
+    return NULL;
+}
+
 static size_t default_segment(const char *collective, size_t bytes)
 {
-    const size_t seg = !strcmp(collective, "bcast") ? 65536 : 131072;
-    if (strcmp(collective, "bcast") && strcmp(collective, "reduce") &&
-        strcmp(collective, "allreduce"))
-        return 0;
-    return bytes >= 4 * seg ? seg : 0;
+    if (!strcmp(collective, "bcast")) return bytes >= 524288 ? 262144 : 0;
+    if (!strcmp(collective, "reduce") || !strcmp(collective, "allreduce"))
+        return bytes >= 524288 ? 131072 : 0;
+    return 0;
 }
 
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           hanx_choice_t *out)
 {
     collx_rule_t rule;
-    out->algorithm = NULL;
+    out->algorithm = default_algorithm(collective, bytes);
     out->segment_bytes = default_segment(collective, bytes);
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule))
         return;
-    out->algorithm = rule.algorithm;
+    if (rule.algorithm) out->algorithm = rule.algorithm;
     if (rule.segment_bytes >= 0) out->segment_bytes = (size_t)rule.segment_bytes;
     HANX_LOG(20, "coll:hanx: %s of %zu bytes: rule %d (line %d): %s, segments of %zu bytes",
              collective, bytes, rule.index + 1, rule.line,
@@ -80,7 +90,6 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
 int mca_coll_hanx_previous(mca_coll_hanx_module_t *m, const char *collective, size_t bytes)
 {
     hanx_choice_t ch;
-    if (NULL == mca_coll_hanx_component.rules) return 0;
     mca_coll_hanx_choose(m, collective, bytes, &ch);
     return ch.algorithm && !strcmp(ch.algorithm, "previous");
 }
