@@ -66,18 +66,19 @@ static void sizes_in_node_order(const mca_coll_hanx_module_t *m, int size, const
     for (int pos = 0; pos < size; ++pos) out[pos] = unit * (counts ? counts[m->rank_at[pos]] : count);
 }
 
-/* 1 when no node's share nor the total exceeds INT_MAX bytes. */
-static int fits(const mca_coll_hanx_module_t *m, const i64 *pos_sizes, int size)
+/* Each node's share of blocks in node order: out[n] = bytes of node n. */
+static void node_totals(const mca_coll_hanx_module_t *m, const i64 *pos_sizes, i64 *out)
 {
-    i64 total = 0;
     for (int n = 0; n < m->nnodes; ++n) {
-        i64 node_total = 0;
-        for (int i = 0; i < m->node_size[n]; ++i) node_total += pos_sizes[m->node_first[n] + i];
-        if (node_total > INT_MAX) return 0;
-        total += node_total;
+        out[n] = 0;
+        for (int i = 0; i < m->node_size[n]; ++i) out[n] += pos_sizes[m->node_first[n] + i];
     }
-    (void)size;
-    return total <= INT_MAX;
+}
+
+/* The rank leading the node of `root`. */
+static int root_leader(const mca_coll_hanx_module_t *m, int root)
+{
+    return m->leader[m->nlevels - 2][root];
 }
 
 /* ------------------------------------------------------------- gather */
@@ -91,7 +92,7 @@ static int gather_blocks(mca_coll_hanx_module_t *m, struct ompi_communicator_t *
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int nsize = ompi_comm_size(m->node), lead = NULL != HANX_TOP(m);
-    const int root_node = m->node_of[root], root_lead = m->rank_at[m->node_first[root_node]];
+    const int root_node = m->node_of[root], root_lead = root_leader(m, root);
     i64 *lsizes = xmalloc((i64)nsize * 8), *nsizes = NULL;
     int *cnt = malloc((size_t)(nsize > m->nnodes ? nsize : m->nnodes) * sizeof(int));
     int *dsp = malloc((size_t)(nsize > m->nnodes ? nsize : m->nnodes) * sizeof(int));
@@ -120,10 +121,7 @@ static int gather_blocks(mca_coll_hanx_module_t *m, struct ompi_communicator_t *
         nsizes = xmalloc((i64)m->nnodes * 8);
         if (!nsizes) { rc = OMPI_ERR_OUT_OF_RESOURCE; goto out; }
         if (known) {
-            for (int n = 0; n < m->nnodes; ++n) {
-                nsizes[n] = 0;
-                for (int i = 0; i < m->node_size[n]; ++i) nsizes[n] += pos_sizes[m->node_first[n] + i];
-            }
+            node_totals(m, pos_sizes, nsizes);
         } else {
             rc = HANX_TOP_CALL(m, gather, &ntotal, 1, MPI_INT64_T, nsizes, 1, MPI_INT64_T, root_node);
             if (OMPI_SUCCESS != rc) goto out;
@@ -285,33 +283,25 @@ static int allgather_common(mca_coll_hanx_module_t *m, const void *sbuf, int sco
     const size_t slot = displs ? (size_t)(ptrdiff_t)displs[rank] : (size_t)rank * (size_t)rcount;
     char *mine = pack_mine(sbuf, scount, sdtype, rbuf, rcounts ? rcounts[rank] : rcount, rdtype,
                            slot, &my_bytes, &rc);
-    int *cnt = malloc((size_t)(nsize > m->nnodes ? nsize : m->nnodes) * sizeof(int));
-    int *dsp = malloc((size_t)(nsize > m->nnodes ? nsize : m->nnodes) * sizeof(int));
+    int *cnt = malloc((size_t)nsize * sizeof(int)), *dsp = malloc((size_t)nsize * sizeof(int));
+    int *ncnt = malloc((size_t)m->nnodes * sizeof(int)), *ndsp = malloc((size_t)m->nnodes * sizeof(int));
     i64 *nsizes = xmalloc((i64)m->nnodes * 8);
-    char *all = NULL, *nodebuf = NULL;
-    if (!cnt || !dsp || !nsizes) rc = OMPI_ERR_OUT_OF_RESOURCE;
+    char *all = NULL;
+    if (!cnt || !dsp || !ncnt || !ndsp || !nsizes) rc = OMPI_ERR_OUT_OF_RESOURCE;
     if (OMPI_SUCCESS != rc) goto out;
-    for (int n = 0; n < m->nnodes; ++n) {
-        nsizes[n] = 0;
-        for (int i = 0; i < m->node_size[n]; ++i) nsizes[n] += pos_sizes[m->node_first[n] + i];
-    }
-    /* everything fits an int (checked by the caller) */
-    int_layout(nsizes, m->nnodes, cnt, dsp, &total);
+    /* everything fits an int (checked by the caller): nodes' shares of
+     * `all`, and my node's members' blocks in its share */
+    node_totals(m, pos_sizes, nsizes);
+    int_layout(nsizes, m->nnodes, ncnt, ndsp, &total);
+    int_layout(pos_sizes + m->node_first[m->my_node], nsize, cnt, dsp, &ntotal);
     all = xmalloc(total);
     if (!all) { rc = OMPI_ERR_OUT_OF_RESOURCE; goto out; }
-    /* 1: node blocks to the leader, straight into its place in `all` */
-    int_layout(pos_sizes + m->node_first[m->my_node], nsize, cnt, dsp, &ntotal);
-    {
-        i64 node_off = 0;
-        for (int n = 0; n < m->my_node; ++n) node_off += nsizes[n];
-        nodebuf = all + node_off;
-    }
-    rc = HANX_NODE_CALL(m, gatherv, mine, (int)my_bytes, MPI_BYTE, nodebuf, cnt, dsp, MPI_BYTE, 0);
+    /* 1: node blocks to the leader, straight into its node's place in `all` */
+    rc = HANX_NODE_CALL(m, gatherv, mine, (int)my_bytes, MPI_BYTE, all + ndsp[m->my_node], cnt,
+                        dsp, MPI_BYTE, 0);
     /* 2: leaders exchange node buffers */
-    if (OMPI_SUCCESS == rc && lead) {
-        int_layout(nsizes, m->nnodes, cnt, dsp, &total);
-        rc = HANX_TOP_CALL(m, allgatherv, MPI_IN_PLACE, 0, MPI_BYTE, all, cnt, dsp, MPI_BYTE);
-    }
+    if (OMPI_SUCCESS == rc && lead)
+        rc = HANX_TOP_CALL(m, allgatherv, MPI_IN_PLACE, 0, MPI_BYTE, all, ncnt, ndsp, MPI_BYTE);
     /* 3: the node gets everything from its leader */
     if (OMPI_SUCCESS == rc && nsize > 1)
         rc = HANX_NODE_CALL(m, bcast, all, (int)total, MPI_BYTE, 0);
@@ -322,6 +312,8 @@ out:
     free(mine);
     free(cnt);
     free(dsp);
+    free(ncnt);
+    free(ndsp);
     free(nsizes);
     free(all);
     return rc;
@@ -361,10 +353,20 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
         pos_sizes = xmalloc((i64)size * 8);
         if (!pos_sizes) return OMPI_ERR_OUT_OF_RESOURCE;
         sizes_in_node_order(m, size, rcounts, 0, rdtype, pos_sizes);
-        /* every rank knows every count: the same verdict everywhere */
-        i64 total = 0;
-        for (int pos = 0; pos < size; ++pos) total += pos_sizes[pos];
-        ok = fits(m, pos_sizes, size) && mca_coll_hanx_use(m, comm, "allgatherv", (size_t)total);
+        /* every rank knows every count: the same verdict everywhere -- no
+         * node's share nor the total above INT_MAX bytes */
+        i64 total = 0, *nsizes = xmalloc((i64)m->nnodes * 8);
+        if (!nsizes) {
+            free(pos_sizes);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        node_totals(m, pos_sizes, nsizes);
+        for (int n = 0; n < m->nnodes; ++n) {
+            if (nsizes[n] > INT_MAX) ok = 0;
+            total += nsizes[n];
+        }
+        free(nsizes);
+        ok = ok && total <= INT_MAX && mca_coll_hanx_use(m, comm, "allgatherv", (size_t)total);
     }
     if (!ok) {
         free(pos_sizes);
@@ -391,7 +393,7 @@ static int scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, const int
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const int nsize = ompi_comm_size(m->node), lead = NULL != HANX_TOP(m);
-    const int root_node = m->node_of[root], root_lead = m->rank_at[m->node_first[root_node]];
+    const int root_node = m->node_of[root], root_lead = root_leader(m, root);
     const int in_place = rank == root && MPI_IN_PLACE == rbuf;
     i64 my_bytes = in_place ? (i64)mca_coll_hanx_bytes(sdtype, (size_t)(scounts ? scounts[root] : scount))
                             : (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
@@ -512,17 +514,15 @@ static int alltoall_common(mca_coll_hanx_module_t *m, const void *sbuf, const in
                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm)
 {
     const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->node);
-    const int lead = NULL != HANX_TOP(m), N = m->nnodes, me = m->my_node;
+    const int lead = NULL != HANX_TOP(m), N = m->nnodes;
     i64 *ssz = xmalloc((i64)size * 8), *rsz = xmalloc((i64)size * 8); /* mine, node order */
     i64 *S = NULL, *R = NULL;   /* leader: [member][pos] sizes of my node */
     int *cnt = malloc((size_t)(size > nsize ? size : nsize) * sizeof(int));
     int *dsp = malloc((size_t)(size > nsize ? size : nsize) * sizeof(int));
-    int *cnt2 = malloc((size_t)(size > nsize ? size : nsize) * sizeof(int));
-    int *dsp2 = malloc((size_t)(size > nsize ? size : nsize) * sizeof(int));
     char *mine = NULL, *nodebuf = NULL, *out = NULL, *in = NULL, *back = NULL, *got = NULL;
     i64 my_send = 0, my_recv = 0, t;
     int rc = OMPI_SUCCESS;
-    if (!ssz || !rsz || !cnt || !dsp || !cnt2 || !dsp2) { rc = OMPI_ERR_OUT_OF_RESOURCE; goto out; }
+    if (!ssz || !rsz || !cnt || !dsp) { rc = OMPI_ERR_OUT_OF_RESOURCE; goto out; }
     const i64 su = (i64)mca_coll_hanx_bytes(sdtype, 1), ru = (i64)mca_coll_hanx_bytes(rdtype, 1);
     for (int pos = 0; pos < size; ++pos) {
         const int r = m->rank_at[pos];
@@ -641,7 +641,6 @@ static int alltoall_common(mca_coll_hanx_module_t *m, const void *sbuf, const in
         free(rcnt);
         free(rdsp);
     }
-    (void)me;
     /* 4: every member gets its blocks, sources in node order */
     got = xmalloc(my_recv);
     {
@@ -666,8 +665,6 @@ out:
     free(R);
     free(cnt);
     free(dsp);
-    free(cnt2);
-    free(dsp2);
     free(mine);
     free(nodebuf);
     free(out);
