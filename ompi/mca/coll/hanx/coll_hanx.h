@@ -101,6 +101,16 @@ int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
  * buffer (shifted by the true lower bound), *to_free what to free(). */
 char *mca_coll_hanx_temp(struct ompi_datatype_t *dtype, size_t count, char **to_free);
 
+/* count elements of dtype from `from` to `to` (nothing when the same). */
+void mca_coll_hanx_copy(struct ompi_datatype_t *dtype, size_t count, void *to, const void *from);
+
+/* 1 when dtype's data starts past its origin (true_lb != 0).  Open MPI
+ * 4.1.4's scratch-buffer algorithms -- tuned's ring allreduce and
+ * reduce_scatter, libnbc's ireduce/iallreduce -- do not shift their
+ * buffers by it and corrupt the heap (docs/upstream-bugs.md): hanx keeps
+ * such datatypes away from them. */
+int mca_coll_hanx_scratch_unsafe(struct ompi_datatype_t *dtype);
+
 /* Size in bytes of `count` elements of dtype. */
 size_t mca_coll_hanx_bytes(struct ompi_datatype_t *dtype, size_t count);
 

@@ -395,6 +395,19 @@ int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_op_t *op)
     return commute || m->blocks;
 }
 
+void mca_coll_hanx_copy(struct ompi_datatype_t *dtype, size_t count, void *to, const void *from)
+{
+    if (count && to != from)
+        ompi_datatype_copy_content_same_ddt(dtype, count, (char *)to, (char *)from);
+}
+
+int mca_coll_hanx_scratch_unsafe(struct ompi_datatype_t *dtype)
+{
+    ptrdiff_t tlb, textent;
+    ompi_datatype_get_true_extent(dtype, &tlb, &textent);
+    return tlb != 0;
+}
+
 size_t mca_coll_hanx_bytes(struct ompi_datatype_t *dtype, size_t count)
 {
     size_t size = 0;

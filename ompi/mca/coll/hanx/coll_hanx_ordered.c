@@ -55,8 +55,8 @@ int mca_coll_hanx_ordered_reduce(mca_coll_hanx_module_t *m, const void *sbuf, vo
     int rc = mca_coll_hanx_gather(data, count, dtype, all, count, dtype, root, comm, &m->super);
     if (OMPI_SUCCESS == rc && rank == root) {
         fold(all, size - 1, count, dtype, op);
-        ompi_datatype_copy_content_same_ddt(dtype, count, rbuf,
-                                            mca_coll_hanx_elem(all, dtype, (size_t)(size - 1) * (size_t)count));
+        mca_coll_hanx_copy(dtype, (size_t)count, rbuf,
+                           mca_coll_hanx_elem(all, dtype, (size_t)(size - 1) * (size_t)count));
     }
     free(all_free);
     return rc;
@@ -75,8 +75,8 @@ int mca_coll_hanx_ordered_scan(mca_coll_hanx_module_t *m, const void *sbuf, void
     const int upto = exclusive ? rank - 1 : rank;
     if (OMPI_SUCCESS == rc && upto >= 0) {
         fold(all, upto, count, dtype, op);
-        ompi_datatype_copy_content_same_ddt(dtype, count, rbuf,
-                                            mca_coll_hanx_elem(all, dtype, (size_t)upto * (size_t)count));
+        mca_coll_hanx_copy(dtype, (size_t)count, rbuf,
+                           mca_coll_hanx_elem(all, dtype, (size_t)upto * (size_t)count));
     }
     free(all_free);
     return rc;

@@ -131,11 +131,7 @@ static size_t segment_count(mca_coll_hanx_module_t *m, const char *coll, int mca
 {
     size_t type_size = mca_coll_hanx_bytes(dtype, 1), seg_bytes = (size_t)mca_bytes;
     if (0 == type_size) return 0;
-    if (strcmp(coll, "bcast")) {
-        ptrdiff_t tlb, textent;
-        ompi_datatype_get_true_extent(dtype, &tlb, &textent);
-        if (0 != tlb) return 0;
-    }
+    if (strcmp(coll, "bcast") && mca_coll_hanx_scratch_unsafe(dtype)) return 0;
     if (0 == seg_bytes) {
         hanx_choice_t ch;
         mca_coll_hanx_choose(m, coll, type_size * count, &ch);
@@ -209,8 +205,8 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     if (ompi_comm_size(m->lvl[0]) > 1)
         add_stage(&p, 0, 0, ST_REDUCE, 0, (represents && my_data == acc) ? MPI_IN_PLACE : my_data,
                   represents ? acc : NULL);
-    else if (acc && acc != my_data)
-        ompi_datatype_copy_content_same_ddt(dtype, count, acc, (char *)my_data);
+    else if (acc)
+        mca_coll_hanx_copy(dtype, (size_t)count, acc, my_data);
     /* levels above: the group leaders' partial results, to the leader --
      * at the top level to the root's representative */
     for (int k = 1; k < L; ++k) {
@@ -237,18 +233,6 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 
 /* --------------------------------------------------------- allreduce */
 
-/* Open MPI 4.1.4's ring allreduce (what tuned picks for large messages)
- * receives into scratch buffers without shifting them by the datatype's
- * true lower bound, so a datatype whose data starts past its origin
- * (true_lb > 0) overflows them and corrupts the heap.  For such datatypes
- * the top level runs reduce + bcast instead. */
-static int ring_allreduce_unsafe(struct ompi_datatype_t *dtype)
-{
-    ptrdiff_t tlb, textent;
-    ompi_datatype_get_true_extent(dtype, &tlb, &textent);
-    return tlb != 0;
-}
-
 int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module)
@@ -264,8 +248,9 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     }
     if (!use || !mca_coll_hanx_order_ok(m, op)) {
         /* (also Open MPI's own allreduces on comm while the hierarchy is
-         * being built) */
-        if (ring_allreduce_unsafe(dtype)) {
+         * being built); the previous module's ring allreduce is not safe
+         * for every datatype: reduce + bcast then */
+        if (mca_coll_hanx_scratch_unsafe(dtype)) {
             const int root = 0 == ompi_comm_rank(comm);
             int rc = m->prev.reduce((MPI_IN_PLACE == sbuf && !root) ? rbuf : sbuf, rbuf, count,
                                     dtype, op, 0, comm, m->prev.reduce_module);
@@ -277,7 +262,9 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     }
     HANX_LOG(10, "coll:hanx: allreduce count %d on %s", count, comm->c_name);
 
-    const int L = m->nlevels, split_top = ring_allreduce_unsafe(dtype);
+    /* (the top level's allreduce becomes reduce + bcast where the ring
+     * allreduce is not safe) */
+    const int L = m->nlevels, split_top = mca_coll_hanx_scratch_unsafe(dtype);
     const void *my_data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
     pipeline_t p = {.n = 0, .dtype = dtype, .op = op};
     /* up: reduce into each group leader's rbuf; top: allreduce (or reduce
@@ -286,8 +273,8 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
         const int lead0 = 0 == ompi_comm_rank(m->lvl[0]);
         add_stage(&p, 0, 0, ST_REDUCE, 0, (lead0 && my_data == rbuf) ? MPI_IN_PLACE : my_data,
                   lead0 ? rbuf : NULL);
-    } else if (my_data != rbuf) {
-        ompi_datatype_copy_content_same_ddt(dtype, count, rbuf, (char *)my_data);
+    } else {
+        mca_coll_hanx_copy(dtype, (size_t)count, rbuf, my_data);
     }
     for (int k = 1; k < L - 1; ++k)
         if (mine(m, k) && ompi_comm_size(m->lvl[k]) > 1)

@@ -25,12 +25,6 @@
 #include "ompi/mca/pml/pml.h"
 #include "opal/util/output.h"
 
-static void copy(struct ompi_datatype_t *dtype, size_t count, void *to, const void *from)
-{
-    if (count && to != from)
-        ompi_datatype_copy_content_same_ddt(dtype, (int64_t)count, (char *)to, (char *)from);
-}
-
 /* ------------------------------------------------------ reduce_scatter */
 
 static int ordered_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, void *rbuf,
@@ -95,7 +89,7 @@ static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, vo
     {
         int lrc = nsize > 1 ? HANX_NODE_CALL(m, reduce, data, acc, (int)total, dtype, op, 0)
                             : OMPI_SUCCESS;
-        if (1 == nsize && acc) copy(dtype, total, acc, data);
+        if (1 == nsize && acc) mca_coll_hanx_copy(dtype, total, acc, data);
         if (OMPI_SUCCESS == rc) rc = lrc;
     }
     if (lead && OMPI_SUCCESS == rc) {
@@ -104,19 +98,15 @@ static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, vo
             ord = mca_coll_hanx_temp(dtype, total, &ord_free);
             if (!ord) rc = OMPI_ERR_OUT_OF_RESOURCE;
             for (int pos = 0, o = 0; pos < size && ord; o += rcounts[m->rank_at[pos++]])
-                copy(dtype, (size_t)rcounts[m->rank_at[pos]], mca_coll_hanx_elem(ord, dtype, (size_t)o),
+                mca_coll_hanx_copy(dtype, (size_t)rcounts[m->rank_at[pos]], mca_coll_hanx_elem(ord, dtype, (size_t)o),
                      mca_coll_hanx_elem(acc, dtype, at[m->rank_at[pos]]));
         } else {
             ord = acc;
         }
         if (OMPI_SUCCESS == rc) {
-            ptrdiff_t tlb, textent;
-            ompi_datatype_get_true_extent(dtype, &tlb, &textent);
-            if (0 == tlb) {
+            if (!mca_coll_hanx_scratch_unsafe(dtype)) {
                 rc = HANX_TOP_CALL(m, reduce_scatter, ord, share, ncnt, dtype, op);
-            } else {
-                /* (Open MPI 4.1.4's ring algorithms overflow with true_lb > 0:
-                 * reduce + scatterv instead, see docs/upstream-bugs.md) */
+            } else { /* reduce + scatterv instead */
                 const int top0 = 0 == ompi_comm_rank(HANX_TOP(m));
                 rc = HANX_TOP_CALL(m, reduce, top0 ? MPI_IN_PLACE : ord, top0 ? ord : NULL,
                                    (int)total, dtype, op, 0);
@@ -131,7 +121,7 @@ static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, vo
         int lrc = nsize > 1 ? HANX_NODE_CALL(m, scatterv, share, lcnt, ldsp, dtype, rbuf,
                                              lcnt[ompi_comm_rank(m->node)], dtype, 0)
                             : OMPI_SUCCESS;
-        if (1 == nsize && share) copy(dtype, (size_t)lcnt[0], rbuf, share);
+        if (1 == nsize && share) mca_coll_hanx_copy(dtype, (size_t)lcnt[0], rbuf, share);
         if (OMPI_SUCCESS == rc) rc = lrc;
     }
 out:
@@ -238,7 +228,7 @@ int mca_coll_hanx_scan(const void *sbuf, void *rbuf, int count, struct ompi_data
     if (0 == count) return OMPI_SUCCESS;
     char *prefix = NULL, *prefix_free = NULL;
     int rc = ompi_comm_size(m->node) > 1 ? HANX_NODE_CALL(m, scan, sbuf, rbuf, count, dtype, op)
-                                         : (copy(dtype, (size_t)count, rbuf, MPI_IN_PLACE == sbuf ? rbuf : sbuf), OMPI_SUCCESS);
+                                         : (mca_coll_hanx_copy(dtype, (size_t)count, rbuf, MPI_IN_PLACE == sbuf ? rbuf : sbuf), OMPI_SUCCESS);
     if (OMPI_SUCCESS == rc)
         rc = add_node_prefix(m, rbuf, count, dtype, op, &prefix, &prefix_free, MCA_COLL_BASE_TAG_SCAN);
     if (OMPI_SUCCESS == rc && 0 != m->my_node) PMPI_Reduce_local(prefix, rbuf, count, (MPI_Datatype)dtype, (MPI_Op)op);
@@ -267,7 +257,7 @@ int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
      * l > 0 gets the inclusive scan of rank l - 1 */
     if (OMPI_SUCCESS == rc)
         rc = nsize > 1 ? HANX_NODE_CALL(m, scan, data, incl, count, dtype, op)
-                       : (copy(dtype, (size_t)count, incl, data), OMPI_SUCCESS);
+                       : (mca_coll_hanx_copy(dtype, (size_t)count, incl, data), OMPI_SUCCESS);
     if (OMPI_SUCCESS == rc && nsize > 1) {
         ompi_request_t *req = MPI_REQUEST_NULL;
         if (lrank + 1 < nsize)
@@ -286,7 +276,7 @@ int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
                              MCA_COLL_BASE_TAG_EXSCAN);
     if (OMPI_SUCCESS == rc && 0 != m->my_node) {
         if (lrank > 0) PMPI_Reduce_local(prefix, rbuf, count, (MPI_Datatype)dtype, (MPI_Op)op);
-        else copy(dtype, (size_t)count, rbuf, prefix);
+        else mca_coll_hanx_copy(dtype, (size_t)count, rbuf, prefix);
     }
     free(incl_free);
     free(prefix_free);
