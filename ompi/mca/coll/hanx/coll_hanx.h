@@ -93,9 +93,12 @@ mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *com
  * first call; 0 while building, so Open MPI's own collectives on comm go to
  * the previous module). */
 int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm);
-/* ...and the tuning file does not send this call to the previous module. */
+/* ...and the tuning (file or built-in) does not send this call to the
+ * previous module; *choice (when not NULL) receives what it chose, looked
+ * up once per call. */
+typedef struct hanx_choice hanx_choice_t;
 int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                      const char *collective, size_t bytes);
+                      const char *collective, size_t bytes, hanx_choice_t *choice);
 
 /* Memory for `count` elements of dtype; returns the address to use as the
  * buffer (shifted by the true lower bound), *to_free what to free(). */
@@ -131,14 +134,12 @@ ptrdiff_t mca_coll_hanx_extent(struct ompi_datatype_t *dtype);
     (m)->node->c_coll->coll_##api(__VA_ARGS__, (m)->node, (m)->node->c_coll->coll_##api##_module)
 
 /* Tuning: what the file (or the built-in defaults) say for one call. */
-typedef struct hanx_choice {
-    const char *algorithm; /* NULL: default */
+struct hanx_choice {
+    const char *algorithm; /* NULL: hierarchical */
     size_t segment_bytes;  /* 0: no segmentation */
-} hanx_choice_t;
+};
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           hanx_choice_t *out);
-/* 1 when the tuning file says "previous" for this call. */
-int mca_coll_hanx_previous(mca_coll_hanx_module_t *m, const char *collective, size_t bytes);
 int mca_coll_hanx_tuning_open(void);
 void mca_coll_hanx_tuning_close(void);
 

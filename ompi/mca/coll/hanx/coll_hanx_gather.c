@@ -240,7 +240,7 @@ int mca_coll_hanx_gather(const void *sbuf, int scount, struct ompi_datatype_t *s
     /* every rank's block has the size of mine (root: of its recv block) */
     const i64 block = rank == root ? (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount)
                                    : (i64)mca_coll_hanx_bytes(sdtype, (size_t)scount);
-    if (!mca_coll_hanx_use(m, comm, "gather", (size_t)block) || block * size > INT_MAX)
+    if (!mca_coll_hanx_use(m, comm, "gather", (size_t)block, NULL) || block * size > INT_MAX)
         return m->prev.gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
                               m->prev.gather_module);
     HANX_LOG(10, "coll:hanx: gather count %d root %d on %s", scount, root, comm->c_name);
@@ -259,7 +259,7 @@ int mca_coll_hanx_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "gatherv", 0))
+    if (!mca_coll_hanx_use(m, comm, "gatherv", 0, NULL))
         return m->prev.gatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm,
                                m->prev.gatherv_module);
     HANX_LOG(10, "coll:hanx: gatherv root %d on %s", root, comm->c_name);
@@ -326,7 +326,7 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int size = ompi_comm_size(comm);
     const i64 block = (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
-    if (!mca_coll_hanx_use(m, comm, "allgather", (size_t)block) || block * size > INT_MAX)
+    if (!mca_coll_hanx_use(m, comm, "allgather", (size_t)block, NULL) || block * size > INT_MAX)
         return m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                  m->prev.allgather_module);
     HANX_LOG(10, "coll:hanx: allgather count %d on %s", rcount, comm->c_name);
@@ -366,7 +366,7 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
             total += nsizes[n];
         }
         free(nsizes);
-        ok = ok && total <= INT_MAX && mca_coll_hanx_use(m, comm, "allgatherv", (size_t)total);
+        ok = ok && total <= INT_MAX && mca_coll_hanx_use(m, comm, "allgatherv", (size_t)total, NULL);
     }
     if (!ok) {
         free(pos_sizes);
@@ -480,7 +480,7 @@ int mca_coll_hanx_scatter(const void *sbuf, int scount, struct ompi_datatype_t *
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const i64 block = rank == root ? (i64)mca_coll_hanx_bytes(sdtype, (size_t)scount)
                                    : (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
-    if (!mca_coll_hanx_use(m, comm, "scatter", (size_t)block) || block * size > INT_MAX)
+    if (!mca_coll_hanx_use(m, comm, "scatter", (size_t)block, NULL) || block * size > INT_MAX)
         return m->prev.scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
                                m->prev.scatter_module);
     HANX_LOG(10, "coll:hanx: scatter count %d root %d on %s", rcount, root, comm->c_name);
@@ -494,7 +494,7 @@ int mca_coll_hanx_scatterv(const void *sbuf, const int *scounts, const int *disp
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "scatterv", 0))
+    if (!mca_coll_hanx_use(m, comm, "scatterv", 0, NULL))
         return m->prev.scatterv(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm,
                                 m->prev.scatterv_module);
     HANX_LOG(10, "coll:hanx: scatterv root %d on %s", root, comm->c_name);
@@ -680,7 +680,7 @@ int mca_coll_hanx_alltoallv(const void *sbuf, const int *scounts, const int *sdi
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "alltoallv", 0))
+    if (!mca_coll_hanx_use(m, comm, "alltoallv", 0, NULL))
         return m->prev.alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype,
                                  comm, m->prev.alltoallv_module);
     HANX_LOG(10, "coll:hanx: alltoallv on %s", comm->c_name);
@@ -700,7 +700,7 @@ int mca_coll_hanx_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int size = ompi_comm_size(comm);
     const i64 block = (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
-    if (!mca_coll_hanx_use(m, comm, "alltoall", (size_t)block) ||
+    if (!mca_coll_hanx_use(m, comm, "alltoall", (size_t)block, NULL) ||
         block * size * m->max_node_size > INT_MAX)
         return m->prev.alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                 m->prev.alltoall_module);

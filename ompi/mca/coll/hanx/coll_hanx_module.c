@@ -379,10 +379,13 @@ int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *c
 }
 
 int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                      const char *collective, size_t bytes)
+                      const char *collective, size_t bytes, hanx_choice_t *choice)
 {
+    hanx_choice_t ch;
     if (!mca_coll_hanx_ready(m, comm)) return 0;
-    if (!mca_coll_hanx_previous(m, collective, bytes)) return 1;
+    mca_coll_hanx_choose(m, collective, bytes, &ch);
+    if (choice) *choice = ch;
+    if (NULL == ch.algorithm || strcmp(ch.algorithm, "previous")) return 1;
     HANX_LOG(10, "coll:hanx: %s of %zu bytes on %s: previous module (tuning)", collective,
              bytes, comm->c_name);
     return 0;

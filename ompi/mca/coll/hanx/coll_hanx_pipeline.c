@@ -17,7 +17,6 @@
 #include "ompi_config.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "coll_hanx.h"
 #include "ompi/mca/coll/base/coll_tags.h"
@@ -126,17 +125,13 @@ static int run_pipeline(mca_coll_hanx_module_t *m, const pipeline_t *p, size_t c
  * the datatype's true lower bound, like tuned's ring allreduce: a datatype
  * whose data starts past its origin corrupts the heap there.  Such
  * reductions run unsegmented, with blocking collectives only. */
-static size_t segment_count(mca_coll_hanx_module_t *m, const char *coll, int mca_bytes,
-                            struct ompi_datatype_t *dtype, size_t count)
+static size_t segment_count(const hanx_choice_t *ch, int mca_bytes, int reduction,
+                            struct ompi_datatype_t *dtype)
 {
-    size_t type_size = mca_coll_hanx_bytes(dtype, 1), seg_bytes = (size_t)mca_bytes;
+    size_t type_size = mca_coll_hanx_bytes(dtype, 1);
+    size_t seg_bytes = mca_bytes ? (size_t)mca_bytes : ch->segment_bytes;
     if (0 == type_size) return 0;
-    if (strcmp(coll, "bcast") && mca_coll_hanx_scratch_unsafe(dtype)) return 0;
-    if (0 == seg_bytes) {
-        hanx_choice_t ch;
-        mca_coll_hanx_choose(m, coll, type_size * count, &ch);
-        seg_bytes = ch.segment_bytes;
-    }
+    if (reduction && mca_coll_hanx_scratch_unsafe(dtype)) return 0;
     if (0 == seg_bytes) return 0;
     return seg_bytes < type_size ? 1 : seg_bytes / type_size;
 }
@@ -149,7 +144,8 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "bcast", mca_coll_hanx_bytes(dtype, (size_t)count)))
+    hanx_choice_t ch;
+    if (!mca_coll_hanx_use(m, comm, "bcast", mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
         return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
     HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s", count, root, comm->c_name);
     const int L = m->nlevels, rank = ompi_comm_rank(comm);
@@ -166,8 +162,7 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
             add_stage(&p, 2 * (L - 1) - k, k, ST_BCAST, 0, NULL, buf);
     }
     return run_pipeline(m, &p, (size_t)count,
-                        segment_count(m, "bcast", mca_coll_hanx_component.bcast_segment_size,
-                                      dtype, (size_t)count));
+                        segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype));
 }
 
 /* ------------------------------------------------------------ reduce */
@@ -177,7 +172,8 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
                          mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count)))
+    hanx_choice_t ch;
+    if (!mca_coll_hanx_use(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     if (!mca_coll_hanx_order_ok(m, op)) {
         if (mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "reduce"))
@@ -216,8 +212,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
         add_stage(&p, k, k, ST_REDUCE, to, i_receive ? MPI_IN_PLACE : acc, i_receive ? acc : NULL);
     }
     int rc = run_pipeline(m, &p, (size_t)count,
-                          segment_count(m, "reduce", mca_coll_hanx_component.reduce_segment_size,
-                                        dtype, (size_t)count));
+                          segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype));
     /* the holder hands the result to a root that does not represent a node */
     if (OMPI_SUCCESS == rc && root != holder && count > 0) {
         if (rank == holder)
@@ -238,7 +233,9 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                             mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    const int use = mca_coll_hanx_use(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count));
+    hanx_choice_t ch;
+    const int use = mca_coll_hanx_use(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count),
+                                      &ch);
     if (use && !mca_coll_hanx_order_ok(m, op) &&
         mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "allreduce")) {
         int rc = mca_coll_hanx_ordered_reduce(m, MPI_IN_PLACE == sbuf && 0 != ompi_comm_rank(comm)
@@ -296,8 +293,7 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
             add_stage(&p, down0 + (L - 1 - k), k, ST_BCAST, 0, NULL, rbuf);
     return run_pipeline(
         m, &p, (size_t)count,
-        segment_count(m, "allreduce", mca_coll_hanx_component.allreduce_segment_size, dtype,
-                      (size_t)count));
+        segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype));
 }
 
 /* ----------------------------------------------------------- barrier */
@@ -308,7 +304,7 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
 int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "barrier", 0)) return m->prev.barrier(comm, m->prev.barrier_module);
+    if (!mca_coll_hanx_use(m, comm, "barrier", 0, NULL)) return m->prev.barrier(comm, m->prev.barrier_module);
     HANX_LOG(10, "coll:hanx: barrier on %s", comm->c_name);
     const int L = m->nlevels;
     int rc = OMPI_SUCCESS;

@@ -143,7 +143,7 @@ int mca_coll_hanx_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     size_t total = 0;
     for (int r = 0; r < ompi_comm_size(comm); ++r) total += (size_t)rcounts[r];
-    if (!mca_coll_hanx_use(m, comm, "reduce_scatter", mca_coll_hanx_bytes(dtype, total)) ||
+    if (!mca_coll_hanx_use(m, comm, "reduce_scatter", mca_coll_hanx_bytes(dtype, total), NULL) ||
         total > INT_MAX ||
         (!mca_coll_hanx_order_ok(m, op) &&
          !mca_coll_hanx_ordered_fits(m, comm, dtype, total, "reduce_scatter")))
@@ -162,8 +162,7 @@ int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int size = ompi_comm_size(comm);
     const size_t total = (size_t)rcount * (size_t)size;
-    if (!mca_coll_hanx_use(m, comm, "reduce_scatter_block",
-                           mca_coll_hanx_bytes(dtype, (size_t)rcount)) ||
+    if (!mca_coll_hanx_use(m, comm, "reduce_scatter_block", mca_coll_hanx_bytes(dtype, (size_t)rcount), NULL) ||
         total > INT_MAX ||
         (!mca_coll_hanx_order_ok(m, op) &&
          !mca_coll_hanx_ordered_fits(m, comm, dtype, total, "reduce_scatter_block")))
@@ -219,7 +218,7 @@ int mca_coll_hanx_scan(const void *sbuf, void *rbuf, int count, struct ompi_data
                        mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    const int ready = mca_coll_hanx_use(m, comm, "scan", mca_coll_hanx_bytes(dtype, (size_t)count));
+    const int ready = mca_coll_hanx_use(m, comm, "scan", mca_coll_hanx_bytes(dtype, (size_t)count), NULL);
     if (ready && !m->blocks && mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "scan"))
         return mca_coll_hanx_ordered_scan(m, sbuf, rbuf, count, dtype, op, comm, 0);
     if (!ready || !m->blocks)
@@ -241,7 +240,7 @@ int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
                          mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    const int ready = mca_coll_hanx_use(m, comm, "exscan", mca_coll_hanx_bytes(dtype, (size_t)count));
+    const int ready = mca_coll_hanx_use(m, comm, "exscan", mca_coll_hanx_bytes(dtype, (size_t)count), NULL);
     if (ready && !m->blocks && mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "exscan"))
         return mca_coll_hanx_ordered_scan(m, sbuf, rbuf, count, dtype, op, comm, 1);
     if (!ready || !m->blocks)

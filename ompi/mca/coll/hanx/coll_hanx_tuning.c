@@ -86,10 +86,3 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
              collective, bytes, rule.index + 1, rule.line,
              out->algorithm ? out->algorithm : "default", out->segment_bytes);
 }
-
-int mca_coll_hanx_previous(mca_coll_hanx_module_t *m, const char *collective, size_t bytes)
-{
-    hanx_choice_t ch;
-    mca_coll_hanx_choose(m, collective, bytes, &ch);
-    return ch.algorithm && !strcmp(ch.algorithm, "previous");
-}
