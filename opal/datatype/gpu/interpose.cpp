@@ -220,9 +220,12 @@ EXPORT int MPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm
     return to_mpi(rc, comm, "MPI_Bcast");
 }
 
-EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-    bool ds = dev(sbuf, type), dr = dev(rbuf, type);
-    if (!ds && !dr) return PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
+// A reduction with device buffers: host mirrors of the send buffer (or, in
+// place, of the receive buffer's input) and of the receive buffer, the
+// host call, the result copied back.  ds/dr: which side is on the device.
+template <class Call>
+static int mirrored_reduction(const void *sbuf, void *rbuf, int count, MPI_Datatype type, bool ds,
+                              bool dr, MPI_Comm comm, const char *what, Call call) {
     Mirror ms, mr;
     int rc = 0;
     const void *s = sbuf;
@@ -233,11 +236,18 @@ EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype t
         if (ds && !(rc = mirror_in(type, sbuf, count, ms, true))) s = ms.base;
         if (!rc && dr && !(rc = mirror_in(type, rbuf, count, mr, false))) r = mr.base;
     }
-    if (rc) return to_mpi(rc, comm, "MPI_Allreduce");
-    int mrc = PMPI_Allreduce(s, r, count, type, op, comm);
+    if (rc) return to_mpi(rc, comm, what);
+    int mrc = call(s, r);
     if (mrc != MPI_SUCCESS) return mrc;
     if (dr) rc = mirror_out(type, mr, count, rbuf);
-    return to_mpi(rc, comm, "MPI_Allreduce");
+    return to_mpi(rc, comm, what);
+}
+
+EXPORT int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+    bool ds = dev(sbuf, type), dr = dev(rbuf, type);
+    if (!ds && !dr) return PMPI_Allreduce(sbuf, rbuf, count, type, op, comm);
+    return mirrored_reduction(sbuf, rbuf, count, type, ds, dr, comm, "MPI_Allreduce",
+                              [&](const void *s, void *r) { return PMPI_Allreduce(s, r, count, type, op, comm); });
 }
 
 EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
@@ -245,19 +255,6 @@ EXPORT int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype type
     PMPI_Comm_rank(comm, &rank);
     bool ds = dev(sbuf, type), dr = rank == root && dev(rbuf, type);
     if (!ds && !dr) return PMPI_Reduce(sbuf, rbuf, count, type, op, root, comm);
-    Mirror ms, mr;
-    int rc = 0;
-    const void *s = sbuf;
-    void *r = rbuf;
-    if (sbuf == MPI_IN_PLACE) {
-        if (dr && !(rc = mirror_in(type, rbuf, count, mr, true))) r = mr.base;
-    } else {
-        if (ds && !(rc = mirror_in(type, sbuf, count, ms, true))) s = ms.base;
-        if (!rc && dr && !(rc = mirror_in(type, rbuf, count, mr, false))) r = mr.base;
-    }
-    if (rc) return to_mpi(rc, comm, "MPI_Reduce");
-    int mrc = PMPI_Reduce(s, r, count, type, op, root, comm);
-    if (mrc != MPI_SUCCESS) return mrc;
-    if (dr) rc = mirror_out(type, mr, count, rbuf);
-    return to_mpi(rc, comm, "MPI_Reduce");
+    return mirrored_reduction(sbuf, rbuf, count, type, ds, dr, comm, "MPI_Reduce",
+                              [&](const void *s, void *r) { return PMPI_Reduce(s, r, count, type, op, root, comm); });
 }
