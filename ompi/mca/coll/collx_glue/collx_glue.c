@@ -236,13 +236,15 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 
 /* --------------------------------------------------------- MCA variables */
 
-int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
-                            int deflt, int min, int max, mca_base_var_info_lvl_t level,
-                            int *storage)
+static int register_int(const mca_base_component_t *comp, const char *name, const char *help,
+                        int deflt, int min, int max, mca_base_var_info_lvl_t level, int *storage,
+                        int settable)
 {
     *storage = deflt;
-    int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0,
-                                              level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    int idx = mca_base_component_var_register(
+        comp, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0,
+        settable ? MCA_BASE_VAR_FLAG_SETTABLE : 0, level,
+        settable ? MCA_BASE_VAR_SCOPE_ALL_EQ : MCA_BASE_VAR_SCOPE_READONLY, storage);
     if (*storage < min || *storage > max) {
         char range[64];
         snprintf(range, sizeof(range), "%d..%d", min, max);
@@ -254,6 +256,20 @@ int collx_glue_register_int(const mca_base_component_t *comp, const char *name, 
         *storage = deflt;
     }
     return idx;
+}
+
+int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
+                            int deflt, int min, int max, mca_base_var_info_lvl_t level,
+                            int *storage)
+{
+    return register_int(comp, name, help, deflt, min, max, level, storage, 0);
+}
+
+int collx_glue_register_int_settable(const mca_base_component_t *comp, const char *name,
+                                     const char *help, int deflt, int min, int max,
+                                     mca_base_var_info_lvl_t level, int *storage)
+{
+    return register_int(comp, name, help, deflt, min, max, level, storage, 1);
 }
 
 int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,

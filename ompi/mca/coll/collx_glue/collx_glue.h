@@ -97,6 +97,11 @@ void collx_glue_register_help(void);
 int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
                             int deflt, int min, int max, mca_base_var_info_lvl_t level,
                             int *storage);
+/* The same, also writable at run time through MPI_T (MPI_T_cvar_write, on
+ * every rank with the same value): for values read at each call. */
+int collx_glue_register_int_settable(const mca_base_component_t *comp, const char *name,
+                                     const char *help, int deflt, int min, int max,
+                                     mca_base_var_info_lvl_t level, int *storage);
 
 /* Register a string MCA variable naming a tree (collx_tree_name); an
  * unknown name is reported and the default used.  *storage receives the

@@ -1,0 +1,764 @@
+// collx-tune: the offline autotuner of coll/hanx (docs/collx-tune.md).
+//
+// Tuning (default mode) benchmarks the *tasks* of hanx's pipelined bcast,
+// reduce and allreduce -- each level's sub-collective alone by message
+// size, and every kind of pipeline step (stages alone and overlapped) once
+// per segment size -- plus the previous module's whole collective at a few
+// sizes; the model (model.hpp) composes them into predicted times of every
+// configuration at every message size, and the best ones become a tuning
+// file.  --validate re-measures whole collectives of every configuration at
+// sampled sizes (with --sample all: the exhaustive search) and reports
+// prediction errors and how often the file's choice is within 5% of the
+// best measured configuration.  --explain says what hanx would run and why.
+//
+// Run under mpirun with hanx loadable, e.g.
+//   mpirun --mca coll_hanx_priority 100 collx-tune --out tuning.json
+#include <mpi.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "model.hpp"
+
+using namespace collx::tune;
+using collx::Rules;
+
+namespace {
+
+volatile sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+struct Options {
+    std::string out = "collx-tuning.json";
+    std::string validate, explain, plot;
+    std::vector<Coll> colls = all_colls();
+    std::uint64_t min = 4, max = 16u << 20, measure_max = 4u << 20;
+    std::vector<std::uint64_t> segments{16u << 10, 32u << 10, 64u << 10, 128u << 10,
+                                        256u << 10, 512u << 10, 1u << 20};
+    double budget = 0;         // seconds, 0 = none
+    int reps = 5;              // timed batches per point
+    double batch_time = 0.003; // seconds per batch (iterations chosen to fill it)
+    std::string sample = "8";  // --validate: sizes per collective, or "all"
+    unsigned seed = 1;
+    bool quiet = false;
+    // --explain
+    std::string coll = "bcast";
+    std::uint64_t bytes = 0;
+    long long nodes = -1, rpn = -1;
+};
+
+[[noreturn]] void usage(int rc) {
+    std::printf(
+        "collx-tune: offline autotuner of coll/hanx (docs/collx-tune.md)\n\n"
+        "  mpirun [--mca coll_hanx_priority 100] collx-tune [options]          tune, write a file\n"
+        "  mpirun ... collx-tune --validate FILE [--sample N|all] [--plot P]  measure vs predict\n"
+        "  collx-tune --explain FILE --coll C --bytes B [--nodes N --ranks-per-node M]\n\n"
+        "  --out FILE          tuning file to write (default collx-tuning.json); the model\n"
+        "                      goes next to it as FILE with .model.json\n"
+        "  --colls LIST        bcast,reduce,allreduce (default all three)\n"
+        "  --min B --max B     message sizes of the rules: powers of 2 (default 4..16M)\n"
+        "  --measure-max B     largest size measured whole; beyond it curves are extended\n"
+        "                      linearly (default 4M)\n"
+        "  --segments LIST     segment sizes (default 16K,32K,64K,128K,256K,512K,1M)\n"
+        "  --budget SECONDS    stop measuring after this long and write what is known\n"
+        "                      (so does SIGUSR1 or SIGTERM to the job)\n"
+        "  --reps N            timed batches per point, the median is kept (default 5)\n"
+        "  --batch-time S      seconds per batch (default 0.003)\n"
+        "  --sample N|all      --validate: sizes sampled per collective (default 8), seeded\n"
+        "  --seed N            sampling seed (default 1)\n"
+        "  --plot PREFIX       --validate: write PREFIX-<coll>.svg (gnuplot) and .dat\n"
+        "  --quiet             no progress lines\n");
+    std::exit(rc);
+}
+
+std::vector<std::string> split_list(const std::string &s) {
+    std::vector<std::string> v;
+    std::stringstream ss(s);
+    for (std::string x; std::getline(ss, x, ',');)
+        if (!x.empty()) v.push_back(x);
+    return v;
+}
+
+Options parse(int argc, char **argv) {
+    Options o;
+    auto need = [&](int &i) -> std::string {
+        if (i + 1 >= argc) throw std::runtime_error(std::string(argv[i]) + " needs a value");
+        return argv[++i];
+    };
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--out") o.out = need(i);
+        else if (a == "--validate") o.validate = need(i);
+        else if (a == "--explain") o.explain = need(i);
+        else if (a == "--plot") o.plot = need(i);
+        else if (a == "--colls") {
+            o.colls.clear();
+            for (auto &c : split_list(need(i))) {
+                auto k = coll_from_name(c);
+                if (!k) throw std::runtime_error("unknown collective \"" + c + "\" (bcast, reduce, allreduce)");
+                o.colls.push_back(*k);
+            }
+        } else if (a == "--min") o.min = parse_bytes(need(i));
+        else if (a == "--max") o.max = parse_bytes(need(i));
+        else if (a == "--measure-max") o.measure_max = parse_bytes(need(i));
+        else if (a == "--segments") {
+            o.segments.clear();
+            for (auto &s : split_list(need(i))) o.segments.push_back(parse_bytes(s));
+            std::sort(o.segments.begin(), o.segments.end());
+        } else if (a == "--budget") o.budget = std::stod(need(i));
+        else if (a == "--reps") o.reps = std::stoi(need(i));
+        else if (a == "--batch-time") o.batch_time = std::stod(need(i));
+        else if (a == "--sample") o.sample = need(i);
+        else if (a == "--seed") o.seed = unsigned(std::stoul(need(i)));
+        else if (a == "--quiet") o.quiet = true;
+        else if (a == "--coll") o.coll = need(i);
+        else if (a == "--bytes") o.bytes = parse_bytes(need(i));
+        else if (a == "--nodes") o.nodes = std::stoll(need(i));
+        else if (a == "--ranks-per-node") o.rpn = std::stoll(need(i));
+        else if (a == "-h" || a == "--help") usage(0);
+        else throw std::runtime_error("unknown option " + a + " (see --help)");
+    }
+    if (o.min < 4 || o.min > o.max) throw std::runtime_error("need 4 <= --min <= --max");
+    if (o.reps < 1 || o.batch_time <= 0) throw std::runtime_error("--reps and --batch-time must be positive");
+    for (auto s : o.segments)
+        if (s < 4 || s > (1u << 30)) throw std::runtime_error("segment sizes must be 4..1G");
+    if (o.segments.empty()) throw std::runtime_error("--segments is empty");
+    return o;
+}
+
+std::string model_path(const std::string &file) {
+    const std::string ext = ".json";
+    if (file.size() > ext.size() && file.compare(file.size() - ext.size(), ext.size(), ext) == 0)
+        return file.substr(0, file.size() - ext.size()) + ".model.json";
+    return file + ".model.json";
+}
+
+std::vector<std::uint64_t> pow2_grid(std::uint64_t lo, std::uint64_t hi) {
+    std::vector<std::uint64_t> v;
+    std::uint64_t x = 1;
+    while (x < lo) x <<= 1;
+    for (; x <= hi; x <<= 1) v.push_back(x);
+    return v;
+}
+
+std::string fmt_us(double s) {
+    char b[32];
+    std::snprintf(b, sizeof(b), "%.1f", s * 1e6);
+    return b;
+}
+
+// ---------------------------------------------------------------- explain
+
+int explain(const Options &o) {
+    Rules rules;
+    try {
+        rules = Rules::load(o.explain);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "collx-tune: %s\n", e.what());
+        return 2;
+    }
+    std::optional<Model> model;
+    try {
+        model = Model::load(model_path(o.explain));
+    } catch (const std::exception &) {
+    }
+    const auto coll = coll_from_name(o.coll);
+    long long nodes = o.nodes >= 0 ? o.nodes : model ? model->nodes : -1;
+    long long rpn = o.rpn >= 0 ? o.rpn : model ? model->ranks_per_node : -1;
+    std::printf("%s of %llu bytes on %lld nodes x %lld ranks (largest node):\n", o.coll.c_str(),
+                (unsigned long long)o.bytes, nodes, rpn);
+    auto idx = rules.find(o.coll, nodes, rpn, o.bytes);
+    std::optional<Config> chosen;
+    if (!idx) {
+        std::printf("  no rule of %s matches: hanx uses its built-in defaults "
+                    "(docs/mca-parameters.md)\n", o.explain.c_str());
+    } else {
+        const auto &r = rules[*idx];
+        chosen = config_of(r);
+        std::printf("  rule %zu (line %d) of %s matches", *idx + 1, r.line, o.explain.c_str());
+        if (r.bytes)
+            std::printf(": bytes %llu..%s", (unsigned long long)r.bytes->min,
+                        r.bytes->max ? std::to_string(*r.bytes->max).c_str() : "");
+        std::printf("\n  hanx runs: %s\n", !chosen ? "its default (the rule names no algorithm hanx knows)"
+                                       : chosen->previous ? "the previous module (tuned, ...) on the whole communicator"
+                                       : chosen->segment == 0 || o.bytes <= chosen->segment
+                                           ? "the levels one after the other, unsegmented"
+                                           : ("the levels pipelined in " +
+                                              std::to_string((o.bytes + chosen->segment - 1) / chosen->segment) +
+                                              " segments of " + bytes_label(chosen->segment)).c_str());
+        if (r.comment) std::printf("  rule comment: %s\n", r.comment->c_str());
+    }
+    if (!coll) {
+        std::printf("  (collx-tune models bcast, reduce and allreduce only)\n");
+        return 0;
+    }
+    if (!model) {
+        std::printf("  no model next to the file (%s): no predictions\n", model_path(o.explain).c_str());
+        return 0;
+    }
+    if (model->nodes != nodes || model->ranks_per_node != rpn)
+        std::printf("  (the model was measured on %d nodes x %d ranks)\n", model->nodes, model->ranks_per_node);
+    auto cm = model->colls.find(*coll);
+    if (cm == model->colls.end()) return 0;
+    std::printf("  predicted by the task model (us):\n");
+    auto b = model->best(*coll, o.bytes);
+    for (const Config &c : configs_for(o.bytes, model->segments)) {
+        auto t = cm->second.predict(*coll, c, o.bytes);
+        std::printf("    %-12s %12s%s%s\n", c.label().c_str(), t ? fmt_us(*t).c_str() : "n/a",
+                    b && b->first == c ? "  <- best predicted" : "",
+                    chosen && *chosen == c ? "  <- the rule's choice" : "");
+    }
+    return 0;
+}
+
+// ------------------------------------------------------------ MPI context
+
+struct Cvar {
+    MPI_T_cvar_handle h = MPI_T_CVAR_HANDLE_NULL;
+    bool ok = false;
+};
+
+Cvar cvar(const char *name) {
+    Cvar c;
+    int idx, count;
+    if (MPI_T_cvar_get_index(name, &idx) != MPI_SUCCESS) return c;
+    if (MPI_T_cvar_handle_alloc(idx, nullptr, &c.h, &count) != MPI_SUCCESS) return c;
+    c.ok = true;
+    return c;
+}
+
+int cvar_int(const char *name, int dflt) {
+    Cvar c = cvar(name);
+    int v = dflt;
+    if (c.ok) MPI_T_cvar_read(c.h, &v), MPI_T_cvar_handle_free(&c.h);
+    return v;
+}
+
+std::string cvar_string(const char *name) {
+    Cvar c = cvar(name);
+    if (!c.ok) return "";
+    char buf[4096] = {0};
+    MPI_T_cvar_read(c.h, buf);
+    MPI_T_cvar_handle_free(&c.h);
+    return buf;
+}
+
+MPI_Comm with_preference(MPI_Comm c, const std::string &pref) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    if (!pref.empty()) MPI_Info_set(info, "ompi_comm_coll_preference", pref.c_str());
+    MPI_Comm d;
+    MPI_Comm_dup_with_info(c, info, &d);
+    MPI_Info_free(&info);
+    return d;
+}
+
+class Job {
+  public:
+    MPI_Comm ctl = MPI_COMM_NULL;   // control traffic: the previous module
+    MPI_Comm prev = MPI_COMM_NULL;  // the previous module, measured
+    MPI_Comm hanx = MPI_COMM_NULL;  // hanx
+    MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
+    int rank = 0, size = 0, nodes = 0, rpn = 0;
+    bool leader = false;
+    double t_start = 0, budget = 0;
+    bool quiet = false;
+    Cvar seg[3];  // coll_hanx_{bcast,reduce,allreduce}_segment_size
+
+    explicit Job(const Options &o) : budget(o.budget), quiet(o.quiet) {
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        t_start = MPI_Wtime();
+        ctl = with_preference(MPI_COMM_WORLD, "^hanx");
+        prev = with_preference(MPI_COMM_WORLD, "^hanx");
+        hanx = with_preference(MPI_COMM_WORLD, "hanx");
+        // hanx's own levels: synthetic nodes if it was told so, else the
+        // shared-memory split; the leaders are the nodes' lowest ranks
+        const int rpn_mca = cvar_int("coll_hanx_ranks_per_node", 0);
+        const int rr = cvar_int("coll_hanx_round_robin", 0);
+        MPI_Comm n0;
+        if (rpn_mca > 0) {
+            const int nn = (size + rpn_mca - 1) / rpn_mca;
+            MPI_Comm_split(MPI_COMM_WORLD, rr ? rank % nn : rank / rpn_mca, rank, &n0);
+        } else {
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &n0);
+        }
+        node = with_preference(n0, cvar_string("coll_hanx_low_preference"));
+        MPI_Comm_free(&n0);
+        int lrank, lsize;
+        MPI_Comm_rank(node, &lrank);
+        MPI_Comm_size(node, &lsize);
+        leader = lrank == 0;
+        MPI_Comm l0;
+        MPI_Comm_split(MPI_COMM_WORLD, leader ? 0 : MPI_UNDEFINED, rank, &l0);
+        if (leader) {
+            leaders = with_preference(l0, cvar_string("coll_hanx_up_preference"));
+            MPI_Comm_free(&l0);
+            MPI_Comm_size(leaders, &nodes);
+        }
+        MPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_MAX, ctl);
+        MPI_Allreduce(&lsize, &rpn, 1, MPI_INT, MPI_MAX, ctl);
+        const char *names[3] = {"coll_hanx_bcast_segment_size", "coll_hanx_reduce_segment_size",
+                                "coll_hanx_allreduce_segment_size"};
+        for (int i = 0; i < 3; ++i) seg[i] = cvar(names[i]);
+    }
+
+    ~Job() {
+        for (auto &c : seg)
+            if (c.ok) {
+                int zero = 0;
+                MPI_T_cvar_write(c.h, &zero);
+                MPI_T_cvar_handle_free(&c.h);
+            }
+        for (MPI_Comm *c : {&ctl, &prev, &hanx, &node, &leaders})
+            if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+    }
+
+    double elapsed() const { return MPI_Wtime() - t_start; }
+
+    // Everybody agrees whether to stop (budget spent, or a signal).
+    bool stop() {
+        int s = g_stop || (budget > 0 && rank == 0 && elapsed() > budget);
+        MPI_Allreduce(MPI_IN_PLACE, &s, 1, MPI_INT, MPI_MAX, ctl);
+        return s;
+    }
+
+    // Median over reps of the slowest rank's time per iteration of op,
+    // iterations chosen to fill batch_time.
+    //  latency: what one collective costs until every rank is done with
+    //    it: a loop of (op, barrier), less the barrier's own time (a
+    //    barrier before each call alone would let late ranks find their
+    //    data already there; back-to-back calls of a rooted collective
+    //    pipeline into each other);
+    //  else: back to back, a pipeline's steady state (its steps follow each
+    //    other without a barrier).
+    double measure(const std::function<void()> &op, int reps, double batch_time, bool latency) {
+        op();  // warm-up (and connections)
+        MPI_Barrier(ctl);
+        double t = MPI_Wtime();
+        op();
+        if (latency) MPI_Barrier(ctl);
+        double one = MPI_Wtime() - t;
+        MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, ctl);
+        const int iters = int(std::clamp(batch_time / std::max(one, 1e-7), 1.0, 10000.0));
+        std::vector<double> v;
+        for (int r = 0; r < reps; ++r) {
+            MPI_Barrier(ctl);
+            t = MPI_Wtime();
+            for (int i = 0; i < iters; ++i) {
+                op();
+                if (latency) MPI_Barrier(ctl);
+            }
+            double per = (MPI_Wtime() - t) / iters;
+            MPI_Allreduce(MPI_IN_PLACE, &per, 1, MPI_DOUBLE, MPI_MAX, ctl);
+            v.push_back(per);
+        }
+        std::sort(v.begin(), v.end());
+        const double med = v[v.size() / 2];
+        return latency ? std::max(med - barrier_time, 0.02 * med) : med;
+    }
+
+    // The barrier's own time, subtracted from latencies: a median over
+    // many batches, measured again before each collective's tasks.
+    void calibrate(int reps, double batch_time) {
+        barrier_time = 0;
+        barrier_time = measure([this] { MPI_Barrier(ctl); }, std::max(reps, 9), batch_time, false);
+    }
+    double barrier_time = 0;
+
+    void progress(const std::string &what) const {
+        if (quiet || rank != 0) return;
+        std::fprintf(stderr, "collx-tune [%6.1f s] %s\n", elapsed(), what.c_str());
+    }
+
+    // hanx's segment size for `coll`: 0 = unsegmented (a value no message
+    // reaches), else the segment
+    void set_segment(Coll coll, std::uint64_t s) {
+        Cvar &c = seg[int(coll)];
+        int v = s ? int(s) : INT_MAX;
+        if (!c.ok || MPI_T_cvar_write(c.h, &v) != MPI_SUCCESS)
+            throw std::runtime_error(std::string("cannot set coll_hanx_") + name(coll) +
+                                     "_segment_size through MPI_T (is coll/hanx loaded?)");
+    }
+};
+
+// Buffers for one measurement: MPI_INT data (bytes / 4 elements), one
+// buffer per stage so that overlapped stages never share memory.
+struct Buffers {
+    std::vector<std::vector<int>> b;
+    int count;
+    Buffers(std::uint64_t bytes, int n) : b(std::max(n, 2)), count(int(std::max<std::uint64_t>(bytes / 4, 1))) {
+        for (auto &x : b) x.assign(std::size_t(count) * 2, 1);
+    }
+    int *in(int i) { return b[i].data(); }
+    int *out(int i) { return b[i].data() + count; }
+};
+
+// The whole collective on `comm` (hanx or the previous module).
+std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
+    switch (coll) {
+    case Coll::Bcast: return [&B, comm] { MPI_Bcast(B.in(0), B.count, MPI_INT, 0, comm); };
+    case Coll::Reduce:
+        return [&B, comm] { MPI_Reduce(B.in(0), B.out(0), B.count, MPI_INT, MPI_SUM, 0, comm); };
+    case Coll::Allreduce:
+        return [&B, comm] { MPI_Allreduce(B.in(0), B.out(0), B.count, MPI_INT, MPI_SUM, comm); };
+    }
+    return [] {};
+}
+
+// Stage j of coll's pipeline on this rank, as hanx runs it: the root is
+// the level communicator's rank 0 (world rank 0 leads node 0); req ==
+// nullptr: blocking.
+void run_stage(Job &J, Coll coll, int j, Buffers &B, MPI_Request *req) {
+    const Level lvl = stages(coll)[std::size_t(j)];
+    MPI_Comm c = lvl == Level::Node ? J.node : J.leaders;
+    if (c == MPI_COMM_NULL) return;
+    int me;
+    MPI_Comm_rank(c, &me);
+    int *buf = B.in(j), *acc = B.out(j);
+    const bool reduce = (coll == Coll::Reduce) || (coll == Coll::Allreduce && j == 0);
+    const bool allred = coll == Coll::Allreduce && j == 1;
+    if (allred) {
+        if (req) MPI_Iallreduce(MPI_IN_PLACE, acc, B.count, MPI_INT, MPI_SUM, c, req);
+        else MPI_Allreduce(MPI_IN_PLACE, acc, B.count, MPI_INT, MPI_SUM, c);
+    } else if (reduce) {
+        const void *sb = (me == 0 && lvl == Level::Leaders) ? MPI_IN_PLACE : (const void *)buf;
+        void *rb = me == 0 ? acc : nullptr;
+        if (req) MPI_Ireduce(sb, rb, B.count, MPI_INT, MPI_SUM, 0, c, req);
+        else MPI_Reduce(sb, rb, B.count, MPI_INT, MPI_SUM, 0, c);
+    } else {
+        if (req) MPI_Ibcast(buf, B.count, MPI_INT, 0, c, req);
+        else MPI_Bcast(buf, B.count, MPI_INT, 0, c);
+    }
+}
+
+// One pipeline step running stages [a, b]: the upper level's stages
+// posted non-blocking, the node level's run blocking in stage order, all
+// waited for -- hanx's run_pipeline().
+std::function<void()> step(Job &J, Coll coll, Window w, Buffers &B) {
+    return [&J, coll, w, &B] {
+        MPI_Request r[3];
+        int n = 0;
+        for (int j = w.first; j <= w.second; ++j)
+            if (stages(coll)[std::size_t(j)] == Level::Leaders && J.leaders != MPI_COMM_NULL)
+                run_stage(J, coll, j, B, &r[n++]);
+        for (int j = w.first; j <= w.second; ++j)
+            if (stages(coll)[std::size_t(j)] == Level::Node) run_stage(J, coll, j, B, nullptr);
+        MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
+    };
+}
+
+// What stage j of coll does: 0 bcast, 1 reduce, 2 allreduce.
+int task_kind(Coll coll, int j) {
+    if (coll == Coll::Bcast) return 0;
+    if (coll == Coll::Reduce) return 1;
+    return j == 0 ? 1 : j == 1 ? 2 : 0;
+}
+
+// A blocking stage alone (the unsegmented configuration).
+std::function<void()> alone(Job &J, Coll coll, int j, Buffers &B) {
+    return [&J, coll, j, &B] { run_stage(J, coll, j, B, nullptr); };
+}
+
+// ------------------------------------------------------------------- tune
+
+int tune(Job &J, const Options &o) {
+    Model m;
+    m.nodes = J.nodes;
+    m.ranks_per_node = J.rpn;
+    m.ranks = J.size;
+    m.sizes = pow2_grid(o.min, o.max);
+    m.segments = o.segments;
+    m.generated_by = "collx-tune 1 (" + std::to_string(J.nodes) + " nodes x " + std::to_string(J.rpn) +
+                     " ranks, " + std::to_string(o.reps) + " reps)";
+    // whole-size measurements at powers of 4 up to measure_max (and the
+    // grid's ends inside that range)
+    std::vector<std::uint64_t> wsizes;
+    for (std::uint64_t x = 4; x <= std::min(o.max, o.measure_max); x <<= 2)
+        if (x >= o.min / 4) wsizes.push_back(x);
+    const double t0 = MPI_Wtime();
+    std::map<std::tuple<Level, int, std::uint64_t>, double> tasks;
+    bool stopped = false;
+    std::size_t total = o.colls.size() * wsizes.size() + o.colls.size() * o.segments.size(), done = 0;
+    for (Coll coll : o.colls) {
+        CollModel &cm = m.colls[coll];
+        cm.blocking.resize(stages(coll).size());
+        J.calibrate(o.reps, o.batch_time);
+        for (std::uint64_t x : wsizes) {
+            if ((stopped = stopped || J.stop())) break;
+            Buffers B(x, 3);
+            cm.previous.set(x, J.measure(whole(coll, J.prev, B), o.reps, o.batch_time, true));
+            for (int j = 0; j < int(stages(coll).size()); ++j) {
+                // the same task (level, operation, size) serves several
+                // collectives: allreduce's node reduce is reduce's, its
+                // node bcast is bcast's -- measured once
+                const auto key = std::make_tuple(stages(coll)[std::size_t(j)], task_kind(coll, j), x);
+                auto f = tasks.find(key);
+                if (f == tasks.end())
+                    f = tasks.emplace(key, J.measure(alone(J, coll, j, B), o.reps, o.batch_time, true)).first;
+                cm.blocking[std::size_t(j)].set(x, f->second);
+            }
+            J.progress("[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + name(coll) + " " +
+                       bytes_label(x) + ": previous " + fmt_us(cm.previous.at(x)) + " us");
+        }
+    }
+    for (Coll coll : o.colls) {
+        CollModel &cm = m.colls[coll];
+        for (std::uint64_t s : o.segments) {
+            if (s >= o.max || (stopped = stopped || J.stop())) continue;
+            Buffers B(s, 3);
+            std::string line;
+            for (Window w : windows(int(stages(coll).size()))) {
+                double t = J.measure(step(J, coll, w, B), o.reps, o.batch_time, false);
+                cm.step[s][w] = t;
+                line += " [" + std::to_string(w.first) + "-" + std::to_string(w.second) + "] " + fmt_us(t);
+            }
+            J.progress("[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + name(coll) +
+                       " steps of " + bytes_label(s) + " (us):" + line);
+        }
+    }
+    m.tuning_seconds = MPI_Wtime() - t0;
+    m.complete = !stopped;
+    if (J.rank != 0) return 0;
+    if (stopped)
+        std::fprintf(stderr, "collx-tune: stopped early (budget or signal) after %.1f s: writing what "
+                             "was measured\n", m.tuning_seconds);
+    Rules r = m.rules();
+    r.save(o.out);
+    m.save(model_path(o.out));
+    std::printf("collx-tune: measured tasks in %.1f s on %d nodes x %d ranks; wrote %s (%zu rules) "
+                "and %s\n\n", m.tuning_seconds, m.nodes, m.ranks_per_node, o.out.c_str(), r.size(),
+                model_path(o.out).c_str());
+    // the summary: predicted best per size, and the previous module
+    std::printf("%-10s %10s  %-12s %12s %12s %8s\n", "collective", "bytes", "choice", "predicted_us",
+                "previous_us", "gain");
+    for (Coll coll : o.colls)
+        for (std::uint64_t x : m.sizes) {
+            auto b = m.best(coll, x);
+            auto p = m.colls[coll].predict(coll, Config{true, 0}, x);
+            if (!b) continue;
+            std::printf("%-10s %10s  %-12s %12s %12s %7.2fx\n", name(coll), bytes_label(x).c_str(),
+                        b->first.label().c_str(), fmt_us(b->second).c_str(), p ? fmt_us(*p).c_str() : "n/a",
+                        p ? *p / b->second : 0.0);
+        }
+    return 0;
+}
+
+// --------------------------------------------------------------- validate
+
+double median(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+void write_plot(const std::string &prefix, Coll coll, const std::vector<std::uint64_t> &sizes,
+                const std::vector<Config> &all,
+                const std::map<std::uint64_t, std::map<std::string, std::pair<double, double>>> &pm,
+                const std::map<std::uint64_t, std::pair<std::string, std::string>> &winners) {
+    const std::string dat = prefix + "-" + name(coll) + ".dat", svg = prefix + "-" + name(coll) + ".svg";
+    std::ofstream d(dat);
+    // one block per configuration: bytes predicted_us measured_us
+    for (const Config &c : all) {
+        d << "# " << c.label() << "\n";
+        for (std::uint64_t x : sizes) {
+            auto f = pm.find(x);
+            if (f == pm.end() || !f->second.count(c.label())) continue;
+            auto [p, me] = f->second.at(c.label());
+            d << x << " " << p * 1e6 << " " << me * 1e6 << "\n";
+        }
+        d << "\n\n";
+    }
+    d << "# winners: bytes index_of_measured_best index_of_predicted_best\n";
+    for (auto &[x, w] : winners) {
+        int im = 0, ip = 0;
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            if (all[i].label() == w.first) im = int(i);
+            if (all[i].label() == w.second) ip = int(i);
+        }
+        d << x << " " << im << " " << ip << "\n";
+    }
+    d.close();
+    std::ofstream g(prefix + "-" + name(coll) + ".gp");
+    g << "set terminal svg size 1100,500 dynamic\nset output '" << svg << "'\n"
+      << "set multiplot layout 1,2 title '" << name(coll) << ": predicted (lines) vs measured (points)'\n"
+      << "set logscale xy\nset xlabel 'bytes'\nset ylabel 'us'\nset key left top font ',9'\n"
+      << "plot ";
+    for (std::size_t i = 0; i < all.size(); ++i)
+        g << (i ? ", " : "") << "'" << dat << "' index " << i << " using 1:2 with lines lc " << i + 1
+          << " title '" << all[i].label() << "', '' index " << i << " using 1:3 with points lc " << i + 1
+          << " pt 7 ps 0.5 notitle";
+    g << "\nunset logscale y\nset ylabel 'configuration'\nset ytics (";
+    for (std::size_t i = 0; i < all.size(); ++i) g << (i ? ", " : "") << "'" << all[i].label() << "' " << i;
+    g << ")\nset yrange [-0.5:" << all.size() - 0.5 << "]\nset title 'who wins where'\n"
+      << "plot '" << dat << "' index " << all.size() << " using 1:2 with points pt 6 ps 1.5 title 'measured best', "
+      << "'' index " << all.size() << " using 1:3 with points pt 2 ps 1 title 'predicted best'\n"
+      << "unset multiplot\n";
+    g.close();
+    if (std::system(("command -v gnuplot >/dev/null 2>&1 && gnuplot '" + prefix + "-" + name(coll) + ".gp'").c_str()) == 0)
+        std::printf("wrote %s\n", svg.c_str());
+    else
+        std::printf("wrote %s and %s-%s.gp (install gnuplot for the SVG)\n", dat.c_str(), prefix.c_str(), name(coll));
+}
+
+int validate(Job &J, const Options &o) {
+    Rules rules;
+    std::optional<Model> model;
+    std::string err;
+    try {
+        rules = Rules::load(o.validate);
+        model = Model::load(model_path(o.validate));
+    } catch (const std::exception &e) {
+        err = e.what();
+    }
+    if (!err.empty() && !model) {
+        if (J.rank == 0) std::fprintf(stderr, "collx-tune: %s\n", err.c_str());
+        if (rules.empty()) return 2;
+    }
+    const auto grid = model ? model->sizes : pow2_grid(o.min, o.max);
+    const auto segments = model ? model->segments : o.segments;
+    std::vector<std::uint64_t> sample = grid;
+    if (o.sample != "all") {
+        const std::size_t n = std::min<std::size_t>(std::stoul(o.sample), grid.size());
+        std::mt19937 rng(o.seed);
+        std::shuffle(sample.begin(), sample.end(), rng);
+        sample.resize(n);
+        std::sort(sample.begin(), sample.end());
+    }
+    std::vector<double> err_all, err_chosen;
+    int points = 0, within = 0, ruled = 0;
+    double measuring = 0;
+    const double t0 = MPI_Wtime();
+    if (J.rank == 0)
+        std::printf("%-10s %10s  %-12s %12s  %-12s %12s %7s %7s\n", "collective", "bytes", "chosen",
+                    "measured_us", "best", "best_us", "ratio", "pred_err");
+    for (Coll coll : o.colls) {
+        std::map<std::uint64_t, std::map<std::string, std::pair<double, double>>> pm;
+        std::map<std::uint64_t, std::pair<std::string, std::string>> winners;
+        J.calibrate(o.reps, o.batch_time);
+        for (std::uint64_t x : sample) {
+            if (J.stop()) break;
+            Buffers B(x, 3);
+            std::map<std::string, double> t;
+            Config best{};
+            double best_t = INFINITY;
+            const double m0 = MPI_Wtime();
+            for (const Config &c : configs_for(x, segments)) {
+                if (!c.previous) J.set_segment(coll, c.segment);
+                t[c.label()] = J.measure(whole(coll, c.previous ? J.prev : J.hanx, B), o.reps, o.batch_time, true);
+                if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
+                if (model)
+                    if (auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, c, x) : std::nullopt) {
+                        err_all.push_back(std::fabs(*p - t[c.label()]) / t[c.label()]);
+                        pm[x][c.label()] = {*p, t[c.label()]};
+                    }
+            }
+            measuring += MPI_Wtime() - m0;
+            const collx::Rule *r = rules.lookup(name(coll), J.nodes, J.rpn, x);
+            auto chosen = r ? config_of(*r) : std::nullopt;
+            ++points;
+            if (chosen && !t.count(chosen->label())) chosen = Config{false, 0};  // segment >= message
+            std::string pred_err = "n/a";
+            if (model && chosen) {
+                auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, *chosen, x) : std::nullopt;
+                if (p) {
+                    const double e = std::fabs(*p - t[chosen->label()]) / t[chosen->label()];
+                    err_chosen.push_back(e);
+                    char b[16];
+                    std::snprintf(b, sizeof(b), "%.0f%%", e * 100);
+                    pred_err = b;
+                }
+                if (auto pb = model->best(coll, x)) winners[x] = {best.label(), pb->first.label()};
+            }
+            if (chosen) {
+                ++ruled;
+                if (t[chosen->label()] <= 1.05 * best_t) ++within;
+            }
+            if (J.rank == 0)
+                std::printf("%-10s %10s  %-12s %12s  %-12s %12s %7.2f %7s\n", name(coll), bytes_label(x).c_str(),
+                            chosen ? chosen->label().c_str() : "(no rule)",
+                            chosen ? fmt_us(t[chosen->label()]).c_str() : "-", best.label().c_str(),
+                            fmt_us(best_t).c_str(), chosen ? t[chosen->label()] / best_t : 0.0, pred_err.c_str());
+        }
+        if (J.rank == 0 && !o.plot.empty() && model) {
+            std::vector<Config> all = configs_for(~0ULL, segments);
+            write_plot(o.plot, coll, sample, all, pm, winners);
+        }
+    }
+    if (J.rank == 0) {
+        std::printf("\ncollx-tune: validated %s: %d points (%s sizes per collective), measured every "
+                    "configuration in %.1f s (%.1f s in all)\n", o.validate.c_str(), points,
+                    o.sample.c_str(), measuring, MPI_Wtime() - t0);
+        std::printf("  the file's choice within 5%% of the best measured: %d of %d points (%.0f%%)%s\n",
+                    within, points, points ? 100.0 * within / points : 0.0,
+                    ruled < points ? " (points without a rule count as misses)" : "");
+        if (!err_all.empty()) {
+            std::printf("  prediction error, all configurations: median %.1f%%, max %.1f%% (%zu)\n",
+                        100 * median(err_all), 100 * *std::max_element(err_all.begin(), err_all.end()),
+                        err_all.size());
+            std::printf("  prediction error, chosen configuration: median %.1f%%, max %.1f%% (%zu)\n",
+                        100 * median(err_chosen),
+                        err_chosen.empty() ? 0.0 : 100 * *std::max_element(err_chosen.begin(), err_chosen.end()),
+                        err_chosen.size());
+        }
+        if (model)
+            std::printf("  tuning time (tasks) %.1f s = %.2f of this exhaustive measurement\n",
+                        model->tuning_seconds, measuring > 0 ? model->tuning_seconds / measuring : 0.0);
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options o;
+    try {
+        o = parse(argc, argv);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "collx-tune: %s\n", e.what());
+        return 2;
+    }
+    if (!o.explain.empty()) return explain(o);  // no MPI needed
+
+    int provided;
+    MPI_Init(&argc, &argv);
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    signal(SIGUSR1, on_signal);
+    signal(SIGTERM, on_signal);
+    int rc = 0;
+    try {
+        const std::string tf = cvar_string("coll_hanx_tuning_file");
+        if (!tf.empty()) throw std::runtime_error("coll_hanx_tuning_file is set (" + tf + "): collx-tune "
+                                                  "measures hanx's own configurations; run it without one");
+        int idx;
+        if (MPI_T_cvar_get_index("coll_hanx_priority", &idx) != MPI_SUCCESS)
+            throw std::runtime_error("coll/hanx is not loaded (see docs/collx-tune.md for the command)");
+        Job J(o);
+        if (J.nodes < 2) throw std::runtime_error("the job spans one node: hanx has nothing to tune "
+                                                  "(use several nodes, or --mca coll_hanx_ranks_per_node N)");
+        rc = o.validate.empty() ? tune(J, o) : validate(J, o);
+    } catch (const std::exception &e) {
+        std::fprintf(stderr, "collx-tune: %s\n", e.what());
+        rc = 2;
+        MPI_Abort(MPI_COMM_WORLD, rc);
+    }
+    MPI_T_finalize();
+    MPI_Finalize();
+    return rc;
+}

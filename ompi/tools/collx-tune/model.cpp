@@ -1,0 +1,341 @@
+// The task cost model of collx-tune; see model.hpp and docs/collx-tune.md.
+#include "model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace collx::tune {
+
+const std::vector<Coll> &all_colls() {
+    static const std::vector<Coll> v{Coll::Bcast, Coll::Reduce, Coll::Allreduce};
+    return v;
+}
+
+const char *name(Coll c) {
+    switch (c) {
+    case Coll::Bcast: return "bcast";
+    case Coll::Reduce: return "reduce";
+    case Coll::Allreduce: return "allreduce";
+    }
+    return "?";
+}
+
+std::optional<Coll> coll_from_name(const std::string &s) {
+    for (Coll c : all_colls())
+        if (s == name(c)) return c;
+    return std::nullopt;
+}
+
+const std::vector<Level> &stages(Coll c) {
+    static const std::vector<Level> bcast{Level::Leaders, Level::Node};
+    static const std::vector<Level> reduce{Level::Node, Level::Leaders};
+    static const std::vector<Level> allreduce{Level::Node, Level::Leaders, Level::Node};
+    switch (c) {
+    case Coll::Bcast: return bcast;
+    case Coll::Reduce: return reduce;
+    case Coll::Allreduce: return allreduce;
+    }
+    return bcast;
+}
+
+const char *name(Level l) { return l == Level::Node ? "node" : "leaders"; }
+
+std::string bytes_label(std::uint64_t b) {
+    static const char *unit[] = {"", "K", "M", "G", "T"};
+    int u = 0;
+    while (b >= 1024 && b % 1024 == 0 && u < 4) b /= 1024, ++u;
+    return std::to_string(b) + unit[u];
+}
+
+std::uint64_t parse_bytes(const std::string &s) {
+    std::size_t pos = 0;
+    unsigned long long v = 0;
+    if (s.empty() || s[0] < '0' || s[0] > '9')
+        throw std::runtime_error("not a size: \"" + s + "\" (e.g. 4096, 64K, 1M)");
+    try {
+        v = std::stoull(s, &pos);
+    } catch (const std::exception &) {
+        throw std::runtime_error("not a size: \"" + s + "\" (e.g. 4096, 64K, 1M)");
+    }
+    const std::string rest = s.substr(pos);
+    int shift = 0;
+    if (rest == "K" || rest == "k" || rest == "KiB") shift = 10;
+    else if (rest == "M" || rest == "MiB") shift = 20;
+    else if (rest == "G" || rest == "GiB") shift = 30;
+    else if (!rest.empty()) throw std::runtime_error("not a size: \"" + s + "\" (e.g. 4096, 64K, 1M)");
+    if (shift && v > (~0ULL >> shift)) throw std::runtime_error("size too large: " + s);
+    return static_cast<std::uint64_t>(v) << shift;
+}
+
+std::string Config::label() const {
+    if (previous) return "previous";
+    return segment ? "hier/" + bytes_label(segment) : "hier";
+}
+
+std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments) {
+    std::vector<Config> v{{true, 0}, {false, 0}};
+    for (std::uint64_t s : segments)
+        if (s < bytes) v.push_back({false, s});
+    return v;
+}
+
+// ------------------------------------------------------------------ Curve
+
+double Curve::at(std::uint64_t bytes) const {
+    if (pts_.empty()) return NAN;
+    auto hi = pts_.lower_bound(bytes);
+    if (hi != pts_.end() && hi->first == bytes) return hi->second;
+    if (hi == pts_.begin()) return hi->second;  // below the first point: latency floor
+    if (hi == pts_.end()) {                     // beyond the last point: straight line
+        auto last = std::prev(pts_.end());
+        if (last == pts_.begin()) return last->second;
+        auto before = std::prev(last);
+        const double slope = std::max(0.0, (last->second - before->second) /
+                                               double(last->first - before->first));
+        return last->second + slope * double(bytes - last->first);
+    }
+    auto lo = std::prev(hi);
+    const double x0 = std::log(double(std::max<std::uint64_t>(lo->first, 1)));
+    const double x1 = std::log(double(hi->first));
+    const double y0 = std::log(std::max(lo->second, 1e-12));
+    const double y1 = std::log(std::max(hi->second, 1e-12));
+    const double x = std::log(double(bytes));
+    return std::exp(y0 + (y1 - y0) * (x - x0) / (x1 - x0));
+}
+
+// -------------------------------------------------------------- windows
+
+std::vector<Window> windows(int K) {
+    std::vector<Window> v;
+    for (int b = 0; b < K; ++b) v.push_back({0, b});      // filling, then full
+    for (int a = 1; a < K; ++a) v.push_back({a, K - 1});  // draining
+    return v;
+}
+
+std::optional<double> CollModel::predict(Coll coll, const Config &c, std::uint64_t bytes) const {
+    if (c.previous) {
+        if (previous.empty()) return std::nullopt;
+        return previous.at(bytes);
+    }
+    const int K = int(stages(coll).size());
+    if (c.segment == 0 || bytes <= c.segment) {  // one segment: stages in turn, blocking
+        if (int(blocking.size()) != K) return std::nullopt;
+        double t = 0;
+        for (const Curve &s : blocking) {
+            if (s.empty()) return std::nullopt;
+            t += s.at(bytes);
+        }
+        return t;
+    }
+    auto it = step.find(c.segment);
+    if (it == step.end()) return std::nullopt;
+    const auto &W = it->second;
+    auto w = [&](int a, int b) -> std::optional<double> {
+        auto f = W.find({a, b});
+        if (f == W.end()) return std::nullopt;
+        return f->second;
+    };
+    const double nf = double(bytes) / double(c.segment);
+    const std::uint64_t n = (bytes + c.segment - 1) / c.segment;
+    double t = 0;
+    if (n >= std::uint64_t(K)) {
+        // fill + (n - K + 1) full steps + drain; the fractional n charges a
+        // short last segment for its share of a full step
+        for (int b = 0; b + 1 < K; ++b) {
+            auto x = w(0, b);
+            if (!x) return std::nullopt;
+            t += *x;
+        }
+        for (int a = 1; a < K; ++a) {
+            auto x = w(a, K - 1);
+            if (!x) return std::nullopt;
+            t += *x;
+        }
+        auto full = w(0, K - 1);
+        if (!full) return std::nullopt;
+        return t + (nf - K + 1) * *full;
+    }
+    for (std::uint64_t s = 0; s + 1 < n + std::uint64_t(K); ++s) {  // short pipelines
+        const int a = int(s + 1 >= n ? s + 1 - n : 0), b = int(std::min<std::uint64_t>(s, K - 1));
+        auto x = w(a, b);
+        if (!x) return std::nullopt;
+        t += *x;
+    }
+    return t;
+}
+
+// ------------------------------------------------------------------ Model
+
+std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t bytes) const {
+    auto it = colls.find(coll);
+    if (it == colls.end()) return std::nullopt;
+    std::optional<std::pair<Config, double>> b;
+    for (const Config &c : configs_for(bytes, segments)) {
+        auto t = it->second.predict(coll, c, bytes);
+        if (t && (!b || *t < b->second)) b = std::make_pair(c, *t);
+    }
+    return b;
+}
+
+static std::string us(double s) {
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    o.precision(1);
+    o << s * 1e6 << " us";
+    return o.str();
+}
+
+Rules Model::rules() const {
+    Rules r;
+    r.generated_by = generated_by;
+    r.comment = "collx-tune task model for " + std::to_string(nodes) + " nodes x " +
+                std::to_string(ranks_per_node) + " ranks; the model is in the .model.json file "
+                "next to this one (collx-tune --explain reads it)";
+    for (Coll coll : all_colls()) {
+        if (!colls.count(coll)) continue;
+        struct Run {
+            Config c;
+            std::uint64_t lo, hi;  // bytes
+            double t_hi;
+            std::uint64_t at;
+        };
+        std::vector<Run> runs;
+        std::uint64_t lo = 0;
+        const auto &measured = colls.at(coll).previous.points();
+        const std::uint64_t cap = complete || measured.empty() ? ~0ULL : measured.rbegin()->first;
+        for (std::uint64_t m : sizes) {
+            if (m > cap) break;
+            auto b = best(coll, m);
+            if (!b) break;
+            if (!runs.empty() && runs.back().c == b->first) {
+                runs.back().hi = m, runs.back().t_hi = b->second, runs.back().at = m;
+            } else {
+                runs.push_back({b->first, lo, m, b->second, m});
+            }
+            lo = m + 1;
+        }
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            const Run &x = runs[i];
+            Rule rule;
+            rule.collective = name(coll);
+            rule.nodes = RuleRange::exactly(std::uint64_t(nodes));
+            rule.ranks_per_node = RuleRange::exactly(std::uint64_t(ranks_per_node));
+            rule.bytes = i + 1 == runs.size() && cap == ~0ULL ? RuleRange::at_least(x.lo)
+                                              : RuleRange::between(x.lo, x.hi);
+            rule.algorithm = x.c.previous ? "previous" : "hierarchical";
+            if (!x.c.previous) rule.segment_bytes = std::int64_t(x.c.segment);
+            rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
+            r.add(rule);
+        }
+    }
+    return r;
+}
+
+std::optional<Config> config_of(const Rule &r) {
+    if (!r.algorithm) return std::nullopt;
+    if (*r.algorithm == "previous") return Config{true, 0};
+    if (*r.algorithm == "hierarchical")
+        return Config{false, r.segment_bytes ? std::uint64_t(std::max<std::int64_t>(*r.segment_bytes, 0)) : 0};
+    return std::nullopt;
+}
+
+// ------------------------------------------------------------------- JSON
+
+static nlohmann::ordered_json curve_json(const Curve &c) {
+    auto a = nlohmann::ordered_json::array();
+    for (auto &[b, s] : c.points()) a.push_back({b, s});
+    return a;
+}
+
+static Curve curve_from(const nlohmann::json &a) {
+    Curve c;
+    for (const auto &p : a) c.set(p.at(0).get<std::uint64_t>(), p.at(1).get<double>());
+    return c;
+}
+
+nlohmann::ordered_json Model::to_json() const {
+    nlohmann::ordered_json j;
+    j["format"] = "collx-tune-model";
+    j["version"] = 1;
+    j["generated_by"] = generated_by;
+    j["nodes"] = nodes;
+    j["ranks_per_node"] = ranks_per_node;
+    j["ranks"] = ranks;
+    j["tuning_seconds"] = tuning_seconds;
+    j["complete"] = complete;
+    j["sizes"] = sizes;
+    j["segments"] = segments;
+    auto &cj = j["collectives"];
+    cj = nlohmann::ordered_json::object();
+    for (auto &[coll, m] : colls) {
+        nlohmann::ordered_json o;
+        auto st = nlohmann::ordered_json::array();
+        for (Level l : stages(coll)) st.push_back(name(l));
+        o["stages"] = st;
+        o["previous"] = curve_json(m.previous);
+        o["blocking"] = nlohmann::ordered_json::array();
+        for (const Curve &c : m.blocking) o["blocking"].push_back(curve_json(c));
+        o["steps"] = nlohmann::ordered_json::object();
+        for (auto &[seg, W] : m.step) {
+            auto &sj = o["steps"][std::to_string(seg)];
+            for (auto &[w, s] : W) sj[std::to_string(w.first) + "-" + std::to_string(w.second)] = s;
+        }
+        cj[name(coll)] = o;
+    }
+    return j;
+}
+
+Model Model::from_json(const nlohmann::json &j) {
+    if (j.value("format", "") != "collx-tune-model" || j.value("version", 0) != 1)
+        throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 1)");
+    Model m;
+    m.generated_by = j.value("generated_by", "");
+    m.nodes = j.at("nodes").get<int>();
+    m.ranks_per_node = j.at("ranks_per_node").get<int>();
+    m.ranks = j.at("ranks").get<int>();
+    m.tuning_seconds = j.value("tuning_seconds", 0.0);
+    m.complete = j.value("complete", true);
+    m.sizes = j.at("sizes").get<std::vector<std::uint64_t>>();
+    m.segments = j.at("segments").get<std::vector<std::uint64_t>>();
+    for (auto &[cname, o] : j.at("collectives").items()) {
+        auto coll = coll_from_name(cname);
+        if (!coll) throw std::runtime_error("unknown collective \"" + cname + "\"");
+        CollModel cm;
+        cm.previous = curve_from(o.at("previous"));
+        for (const auto &c : o.at("blocking")) cm.blocking.push_back(curve_from(c));
+        for (auto &[seg, W] : o.at("steps").items())
+            for (auto &[w, s] : W.items()) {
+                const auto dash = w.find('-');
+                if (dash == std::string::npos) throw std::runtime_error("bad window \"" + w + "\"");
+                cm.step[std::stoull(seg)][{std::stoi(w.substr(0, dash)), std::stoi(w.substr(dash + 1))}] =
+                    s.get<double>();
+            }
+        m.colls[*coll] = std::move(cm);
+    }
+    return m;
+}
+
+void Model::save(const std::string &path) const {
+    const std::string tmp = path + ".tmp";
+    {
+        std::ofstream f(tmp);
+        f << to_json().dump(1) << "\n";
+        if (!f) throw std::runtime_error(path + ": cannot write");
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error(path + ": cannot write");
+}
+
+Model Model::load(const std::string &path) {
+    std::ifstream f(path);
+    if (!f) throw std::runtime_error(path + ": cannot open");
+    try {
+        return from_json(nlohmann::json::parse(f));
+    } catch (const std::exception &e) {
+        throw std::runtime_error(path + ": " + e.what());
+    }
+}
+
+}  // namespace collx::tune
