@@ -57,6 +57,7 @@ struct Options {
     std::string sample = "8";  // --validate: sizes per collective, or "all"
     unsigned seed = 1;
     bool quiet = false;
+    double max_error = -1, min_within = -1;  // --validate: exit 3 beyond these
     // --explain
     std::string coll = "bcast";
     std::uint64_t bytes = 0;
@@ -83,6 +84,10 @@ struct Options {
         "  --sample N|all      --validate: sizes sampled per collective (default 8), seeded\n"
         "  --seed N            sampling seed (default 1)\n"
         "  --plot PREFIX       --validate: write PREFIX-<coll>.svg (gnuplot) and .dat\n"
+        "  --max-error F       --validate: exit 3 if the median prediction error (all\n"
+        "                      configurations) is above F (e.g. 0.15)\n"
+        "  --min-within F      --validate: exit 3 if the file's choice is within 5%% of the\n"
+        "                      best at fewer than this share of the points (e.g. 0.9)\n"
         "  --quiet             no progress lines\n");
     std::exit(rc);
 }
@@ -127,6 +132,8 @@ Options parse(int argc, char **argv) {
         else if (a == "--sample") o.sample = need(i);
         else if (a == "--seed") o.seed = unsigned(std::stoul(need(i)));
         else if (a == "--quiet") o.quiet = true;
+        else if (a == "--max-error") o.max_error = std::stod(need(i));
+        else if (a == "--min-within") o.min_within = std::stod(need(i));
         else if (a == "--coll") o.coll = need(i);
         else if (a == "--bytes") o.bytes = parse_bytes(need(i));
         else if (a == "--nodes") o.nodes = std::stoll(need(i));
@@ -349,6 +356,14 @@ class Job {
     //  else: back to back, a pipeline's steady state (its steps follow each
     //    other without a barrier).
     double measure(const std::function<void()> &op, int reps, double batch_time, bool latency) {
+        const int iters = prepare(op, batch_time, latency);
+        std::vector<double> v;
+        for (int r = 0; r < reps; ++r) v.push_back(batch(op, iters, latency));
+        return finish(v, latency);
+    }
+
+    // Warm-up, then the number of iterations that fills batch_time.
+    int prepare(const std::function<void()> &op, double batch_time, bool latency) {
         op();  // warm-up (and connections)
         MPI_Barrier(ctl);
         double t = MPI_Wtime();
@@ -356,19 +371,24 @@ class Job {
         if (latency) MPI_Barrier(ctl);
         double one = MPI_Wtime() - t;
         MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, ctl);
-        const int iters = int(std::clamp(batch_time / std::max(one, 1e-7), 1.0, 10000.0));
-        std::vector<double> v;
-        for (int r = 0; r < reps; ++r) {
-            MPI_Barrier(ctl);
-            t = MPI_Wtime();
-            for (int i = 0; i < iters; ++i) {
-                op();
-                if (latency) MPI_Barrier(ctl);
-            }
-            double per = (MPI_Wtime() - t) / iters;
-            MPI_Allreduce(MPI_IN_PLACE, &per, 1, MPI_DOUBLE, MPI_MAX, ctl);
-            v.push_back(per);
+        return int(std::clamp(batch_time / std::max(one, 1e-7), 1.0, 10000.0));
+    }
+
+    // One timed batch: the slowest rank's time per iteration.
+    double batch(const std::function<void()> &op, int iters, bool latency) {
+        MPI_Barrier(ctl);
+        const double t = MPI_Wtime();
+        for (int i = 0; i < iters; ++i) {
+            op();
+            if (latency) MPI_Barrier(ctl);
         }
+        double per = (MPI_Wtime() - t) / iters;
+        MPI_Allreduce(MPI_IN_PLACE, &per, 1, MPI_DOUBLE, MPI_MAX, ctl);
+        return per;
+    }
+
+    // The median of the batches (less the barrier for latencies).
+    double finish(std::vector<double> v, bool latency) const {
         std::sort(v.begin(), v.end());
         const double med = v[v.size() / 2];
         return latency ? std::max(med - barrier_time, 0.02 * med) : med;
@@ -659,9 +679,21 @@ int validate(Job &J, const Options &o) {
             Config best{};
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
-            for (const Config &c : configs_for(x, segments)) {
+            // every configuration, batches interleaved (rep by rep) so that
+            // drift of the machine cancels out of the comparison
+            const auto cfgs = configs_for(x, segments);
+            std::vector<int> iters;
+            std::vector<std::vector<double>> runs(cfgs.size());
+            auto op = [&](const Config &c) {
                 if (!c.previous) J.set_segment(coll, c.segment);
-                t[c.label()] = J.measure(whole(coll, c.previous ? J.prev : J.hanx, B), o.reps, o.batch_time, true);
+                return whole(coll, c.previous ? J.prev : J.hanx, B);
+            };
+            for (const Config &c : cfgs) iters.push_back(J.prepare(op(c), o.batch_time, true));
+            for (int r = 0; r < o.reps; ++r)
+                for (std::size_t i = 0; i < cfgs.size(); ++i) runs[i].push_back(J.batch(op(cfgs[i]), iters[i], true));
+            for (std::size_t i = 0; i < cfgs.size(); ++i) {
+                const Config &c = cfgs[i];
+                t[c.label()] = J.finish(runs[i], true);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
                     if (auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, c, x) : std::nullopt) {
@@ -721,7 +753,16 @@ int validate(Job &J, const Options &o) {
             std::printf("  tuning time (tasks) %.1f s = %.2f of this exhaustive measurement\n",
                         model->tuning_seconds, measuring > 0 ? model->tuning_seconds / measuring : 0.0);
     }
-    return 0;
+    int rc = 0;
+    if (o.max_error >= 0 && (err_all.empty() || median(err_all) > o.max_error)) {
+        if (J.rank == 0) std::printf("collx-tune: median prediction error above %.3g\n", o.max_error);
+        rc = 3;
+    }
+    if (o.min_within >= 0 && (points == 0 || double(within) / points < o.min_within)) {
+        if (J.rank == 0) std::printf("collx-tune: choice within 5%% of the best at fewer than %.3g of the points\n", o.min_within);
+        rc = 3;
+    }
+    return rc;
 }
 
 }  // namespace

@@ -1,0 +1,104 @@
+#!/bin/bash
+# collx-tune end to end on one machine (2 synthetic nodes x 2 ranks): a
+# small tuning run writes a tuning file hanx accepts and follows, with
+# correct results; --explain, --validate (and that its checks can fail),
+# --budget, and the errors a user can make.  Small sizes only: this checks
+# the tool, not the machine's timings (docs/collx-tune.md has the
+# measurements).
+. "$(dirname "$0")/common.sh"
+TUNE="$COLLX_BUILDDIR/collx-tune"
+work=$(mktemp -d /tmp/collx-check-tune.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+# collx-tune measures hanx's own configurations: no tuning file
+forced_file=$OMPI_MCA_coll_hanx_tuning_file
+unset OMPI_MCA_coll_hanx_tuning_file
+SMALL=(--max 256K --measure-max 64K --segments 16K,64K --reps 2 --batch-time 0.0005 --quiet)
+nodes2=(--mca coll_hanx_ranks_per_node 2)
+
+tune_small() {
+    local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/t.json" "${SMALL[@]}" > "$work/tune.out" 2>&1 &&
+        grep -q "wrote $work/t.json" "$work/tune.out" && [ -s "$work/t.json" ] && [ -s "$work/t.model.json" ] &&
+        grep -q '"format": "collx-tuning"' "$work/t.json" && grep -q "^allreduce " "$work/tune.out"
+}
+step "collx-tune writes a tuning file and its model (2 synthetic nodes x 2)" tune_small
+
+# every rule names a configuration hanx knows, for this shape, and the
+# ranges cover every size from 0 on
+rules_cover() {
+    for coll in bcast reduce allreduce; do
+        for b in 0 4 1000 65536 262144 1048576 67108864; do
+            "$TUNE" --explain "$work/t.json" --coll $coll --bytes $b > "$work/ex.out" 2>&1 || return 1
+            grep -q "^  rule [0-9]* (line [0-9]*) of" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
+            grep -qE "hanx runs: (the previous module|the levels)" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
+            grep -q "<- best predicted" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
+        done
+    done
+    # another shape: no rule, hanx's defaults, said so
+    "$TUNE" --explain "$work/t.json" --coll bcast --bytes 64 --nodes 8 --ranks-per-node 4 |
+        grep -q "no rule of .* matches: hanx uses its built-in defaults"
+}
+step "collx-tune --explain: a rule for every size, the prediction of every configuration" rules_cover
+
+# hanx reads the file, follows it (verbose 20 names the rules) and the
+# results stay right
+follows() {
+    local_run 300 4 "${nodes2[@]}" --mca coll_hanx_priority 100 --mca coll_hanx_tuning_file "$work/t.json" \
+        --mca coll_hanx_verbose 20 "$CHECKER" --quick --colls bcast,reduce,allreduce > "$work/f.out" 2>&1 ||
+        { tail -20 "$work/f.out"; return 1; }
+    grep -q "rules from $work/t.json" "$work/f.out" && grep -qE "coll:hanx: bcast of [0-9]+ bytes: rule [0-9]+ \(line" "$work/f.out" &&
+        grep -qE "coll:hanx: allreduce of [0-9]+ bytes: rule [0-9]+ \(line" "$work/f.out"
+}
+step "hanx follows the produced file; checker passes (bcast, reduce, allreduce)" follows
+
+validate_small() {
+    local_run 300 4 "${nodes2[@]}" "$TUNE" --validate "$work/t.json" --sample 3 --reps 2 --batch-time 0.0005 \
+        --plot "$work/p" > "$work/v.out" 2>&1 || { tail "$work/v.out"; return 1; }
+    grep -q "the file's choice within 5% of the best measured: [0-9]* of 9 points" "$work/v.out" &&
+        grep -q "prediction error, all configurations: median" "$work/v.out" &&
+        grep -q "tuning time (tasks)" "$work/v.out" && [ -s "$work/p-bcast.dat" ] && [ -s "$work/p-allreduce.gp" ]
+}
+step "collx-tune --validate: 3 sizes per collective, every configuration, report and plot data" validate_small
+
+# the validation can fail: a model 100x off is caught by --max-error
+# (exit 3)
+wrong_model() {
+    cp "$work/t.json" "$work/w.json"
+    python3 - "$work/t.model.json" "$work/w.model.json" <<'EOF' || return 1
+import json, sys
+m = json.load(open(sys.argv[1]))
+def scale(x):  # seconds are the only floats of a model
+    if isinstance(x, float): return x * 100
+    if isinstance(x, list): return [scale(v) for v in x]
+    if isinstance(x, dict): return {k: scale(v) for k, v in x.items()}
+    return x
+m["collectives"] = scale(m["collectives"])
+json.dump(m, open(sys.argv[2], "w"))
+EOF
+    local_run 300 4 "${nodes2[@]}" "$TUNE" --validate "$work/w.json" --sample 2 --reps 2 --batch-time 0.0005 \
+        --colls bcast --max-error 10 > "$work/w.out" 2>&1
+    local rc=$?
+    [ $rc = 3 ] && grep -q "median prediction error above 10" "$work/w.out"
+}
+step "collx-tune --validate --max-error fails on a model 100x off (exit 3)" wrong_model
+
+budget() {
+    local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/b.json" --reps 5 --budget 0.05 > "$work/b.out" 2>&1 &&
+        grep -q "stopped early" "$work/b.out" &&
+        grep -q '"complete": false' "$work/b.model.json" &&
+        "$TUNE" --explain "$work/b.json" --coll allreduce --bytes 16777216 | grep -q "no rule of .* matches"
+}
+step "collx-tune --budget stops early and writes rules only for what it measured" budget
+
+errors() {
+    "$TUNE" --segments 1 2>&1 | grep -q "segment sizes must be 4..1G" || return 1
+    "$TUNE" --colls alltoall 2>&1 | grep -q 'unknown collective "alltoall"' || return 1
+    "$TUNE" --max 12X 2>&1 | grep -q 'not a size: "12X"' || return 1
+    "$TUNE" --explain /nonexistent.json --coll bcast --bytes 4 2>&1 | grep -q "cannot open" || return 1
+    local_run 120 2 "$TUNE" --quiet > "$work/e1.out" 2>&1
+    grep -q "the job spans one node" "$work/e1.out" || { cat "$work/e1.out"; return 1; }
+    local_run 120 4 "${nodes2[@]}" --mca coll_hanx_tuning_file "$forced_file" "$TUNE" --quiet > "$work/e2.out" 2>&1
+    grep -q "coll_hanx_tuning_file is set" "$work/e2.out" || { cat "$work/e2.out"; return 1; }
+}
+step "collx-tune: clear errors (bad options, one node, a tuning file already set)" errors
+
+finish
