@@ -511,6 +511,7 @@ std::string reproducer(long k)
              k, opt.max_bytes);
     std::string s = "mpirun -np " + std::to_string(wsize) + " --oversubscribe" + mca_line() + buf;
     if (opt.label != "default") s += " --components-under-test " + opt.label;
+    if (opt.colls != "all") s += " --colls " + opt.colls;  // the draw depends on the list
     if (opt.known_bugs) s += " --known-bugs";
     return s;
 }
