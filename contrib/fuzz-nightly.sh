@@ -1,6 +1,6 @@
 #!/bin/bash
 # Nightly-sized randomised differential run: collx_fuzz over many
-# configurations (>= 10,000 cases in all, ~15 minutes on 2 cores), the
+# configurations (~18,600 cases in all, ~15 minutes on 2 idle cores), the
 # threads test over several seeds, and (as root) 2 emulated nodes.  Prints
 # one line per configuration and the totals: cases run, mismatches, hangs.
 #
@@ -33,8 +33,12 @@ config() {
     cases=$(awk -v c="$cases" -v s="$SCALE" 'BEGIN { x = int(c * s); print x < 1 ? 1 : x }')
     local log="$LOGDIR/$n.log" t0=$(date +%s) rc
     # shellcheck disable=SC2086
-    local_run 3600 "$np" $margs "$FUZZ" --seed $((BASE + n)) --cases "$cases" --case-timeout 120 \
-        --components-under-test "$label" "$@" >"$log" 2>&1
+    (
+        # BUILTIN_TUNING=1: hanx's built-in rules (common.sh forces the hierarchy everywhere)
+        [ -n "$BUILTIN_TUNING" ] && unset OMPI_MCA_coll_hanx_tuning_file
+        local_run 3600 "$np" $margs "$FUZZ" --seed $((BASE + n)) --cases "$cases" --case-timeout 120 \
+            --components-under-test "$label" "$@"
+    ) >"$log" 2>&1
     rc=$?
     report "$name" "$log" $rc $(( $(date +%s) - t0 ))
 }
@@ -70,12 +74,19 @@ config "hanx 6 ranks as 3x2, small segments" 6 hanx 1000 \
     --colls bcast,reduce,allreduce,scan,exscan,reduce_scatter,reduce_scatter_block,allgather
 config "hanx over adaptx sub-communicators, 6 ranks as 3x2" 6 hanx+adaptx 800 \
     "$HANX 2 --mca coll_adaptx_priority 90" --colls blocking
+BUILTIN_TUNING=1 config "hanx 2x2 with its built-in tuning rules (hand-backs)" 4 hanx 800 "$HANX 2" --colls blocking
+config "hanx 5 ranks as 3+2, tiny segments (64-200 B), up to 64 KiB" 5 hanx 500 \
+    "$HANX 3 --mca coll_hanx_bcast_segment_size 200 --mca coll_hanx_reduce_segment_size 96 --mca coll_hanx_allreduce_segment_size 64" \
+    --colls bcast,reduce,allreduce --max-bytes 65536
 for tree in $ADAPTX_TREES; do
     config "adaptx $tree, 5 ranks, small segments" 5 adaptx 450 \
         "$ADX --mca coll_adaptx_bcast_algorithm $tree --mca coll_adaptx_reduce_algorithm $tree --mca coll_adaptx_allreduce_algorithm $tree --mca coll_adaptx_bcast_segment_size 1024 --mca coll_adaptx_reduce_segment_size 1000 --mca coll_adaptx_allreduce_segment_size 2048 --mca coll_adaptx_max_send_requests 2" \
         --colls $AC
 done
 config "adaptx default, 4 ranks" 4 adaptx 1000 "$ADX" --colls $AC
+config "adaptx 4 ranks, tiny segments (40-64 B), up to 64 KiB" 4 adaptx 500 \
+    "$ADX --mca coll_adaptx_bcast_segment_size 40 --mca coll_adaptx_reduce_segment_size 48 --mca coll_adaptx_allreduce_segment_size 64" \
+    --colls $AC --max-bytes 65536
 config "adaptx default, 6 ranks, 1 outstanding send/recv" 6 adaptx 600 \
     "$ADX --mca coll_adaptx_max_send_requests 1 --mca coll_adaptx_max_recv_requests 1" --colls $AC
 
