@@ -1,0 +1,78 @@
+#!/bin/bash
+# Randomised differential testing (test/mpi/collx_fuzz) and concurrency
+# (test/mpi/threads), the fast subset for `make check` (~2-3 minutes on 2
+# cores).  Every fuzz step prints, on a mismatch or a hang, the seed, the
+# case and a one-line reproducer.  The nightly-sized run (>= 10,000 cases)
+# is contrib/fuzz-nightly.sh.  docs/reliability.md explains both.
+. "$(dirname "$0")/common.sh"
+FUZZ="$COLLX_BUILDDIR/test/mpi/collx_fuzz"
+THREADS="$COLLX_BUILDDIR/test/mpi/threads"
+HANX="--mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node"
+ADAPTX_COLLS=bcast,reduce,allreduce,ibcast,ireduce,iallreduce
+# every fuzz step: a hang of one case is reported by the program itself
+# (--case-timeout); the outer timeout only catches what is left
+fuzz() {  # fuzz SECONDS NP mpirun-args... -- fuzz-args...
+    local tmo=$1 np=$2 a=()
+    shift 2
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do a+=("$1"); shift; done
+    shift
+    local_run "$tmo" "$np" "${a[@]}" "$FUZZ" --case-timeout 60 "$@"
+}
+# passes only if the run fails: the self-test must be able to fail
+must_fail() { ! "$@"; }
+
+# --- the checker itself
+step "fuzz self-test: a corrupted result of every collective kind is reported, 4 ranks" \
+    fuzz 120 4 -- --self-test
+step "fuzz self-test fails when the checker is disabled (proves the self-test can fail)" \
+    must_fail fuzz 120 4 -- --self-test --break-checker --colls bcast,allreduce,igather
+
+# --- hanx on synthetic nodes
+step "fuzz hanx, 4 ranks as 2x2, 600 cases of the blocking collectives" \
+    fuzz 300 4 $HANX 2 -- --seed 101 --cases 600 --colls blocking --components-under-test hanx
+step "fuzz hanx, 7 ranks round-robin on 3 nodes, 300 cases" \
+    fuzz 300 7 $HANX 3 --mca coll_hanx_round_robin 1 -- --seed 102 --cases 300 --colls blocking \
+    --components-under-test hanx
+step "fuzz hanx, 5 ranks as 2+2+1 (odd layout), 300 cases incl. non-blocking" \
+    fuzz 300 5 $HANX 2 -- --seed 103 --cases 300 --components-under-test hanx
+step "fuzz hanx, 6 ranks as 3x2, small segments (4 KiB / 4000 B / 2 KiB), 300 cases" \
+    fuzz 300 6 $HANX 2 --mca coll_hanx_bcast_segment_size 4096 --mca coll_hanx_reduce_segment_size 4000 \
+    --mca coll_hanx_allreduce_segment_size 2048 -- --seed 104 --cases 300 \
+    --colls bcast,reduce,allreduce,scan,exscan,reduce_scatter --components-under-test hanx
+
+# --- adaptx with several trees and small segments
+for tree in binomial pipeline chain topo; do
+    step "fuzz adaptx $tree, 5 ranks, 1 KiB segments, 250 cases" \
+        fuzz 300 5 --mca coll_adaptx_priority 100 --mca coll_adaptx_bcast_algorithm $tree \
+        --mca coll_adaptx_reduce_algorithm $tree --mca coll_adaptx_allreduce_algorithm $tree \
+        --mca coll_adaptx_bcast_segment_size 1024 --mca coll_adaptx_reduce_segment_size 1000 \
+        --mca coll_adaptx_allreduce_segment_size 1024 -- --seed 110 --cases 250 \
+        --colls $ADAPTX_COLLS --components-under-test adaptx
+done
+step "fuzz adaptx default settings, 3 ranks, 300 cases" \
+    fuzz 300 3 --mca coll_adaptx_priority 100 -- --seed 111 --cases 300 --colls $ADAPTX_COLLS \
+    --components-under-test adaptx
+
+# --- concurrency
+threads_step() {  # exit 77 (no MPI_THREAD_MULTIPLE) is a skip, shown as such
+    local out rc
+    out=$(local_run 300 4 "$@" "$THREADS" 2>&1); rc=$?
+    echo "$out"
+    [ $rc = 77 ] && { echo "SKIP: no MPI_THREAD_MULTIPLE"; return 0; }
+    return $rc
+}
+step "threads: 4 threads x 40 collectives, 64 outstanding, hanx 2x2" \
+    threads_step $HANX 2
+step "threads: 4 threads x 40 collectives, 64 outstanding, adaptx" \
+    threads_step --mca coll_adaptx_priority 100
+step "threads: self-test fails (a corrupted result is reported)" \
+    must_fail local_run 120 4 --mca coll_adaptx_priority 100 "$THREADS" --self-test --iters 5 --rounds 1
+
+# --- 2 emulated nodes (root only)
+if [ "$(id -u)" = 0 ] && [ -x "$CLUSTER" ]; then
+    export COLLX_CLUSTER_TAG="f$$"
+    step "fuzz hanx on 2 emulated nodes (3+2 round-robin), 200 cases" \
+        "$CLUSTER" -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
+        "$FUZZ" --case-timeout 60 --seed 120 --cases 200 --colls blocking --components-under-test hanx
+fi
+finish
