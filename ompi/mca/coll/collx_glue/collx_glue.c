@@ -1,7 +1,11 @@
 #include "collx_glue.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi.h"
 #include "ompi/mca/pml/pml.h"
@@ -236,6 +240,41 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 
 /* --------------------------------------------------------- MCA variables */
 
+/* The value as the user wrote it, when it came from the environment (where
+ * mpirun also puts --mca options for the ranks); NULL otherwise. */
+static const char *user_text(const mca_base_component_t *comp, const char *name)
+{
+    char env[256];
+    snprintf(env, sizeof(env), "OMPI_MCA_%s_%s_%s", comp->mca_type_name, comp->mca_component_name,
+             name);
+    return getenv(env);
+}
+
+/* Strictly parse an integer as Open MPI's MCA base accepts it (decimal,
+ * 0x hex or 0 octal, an optional k/m/g suffix): 0 and *out on success, -1
+ * when it is not a number (the MCA base silently reads "abc" as 0 and "12abc"
+ * as 12), -2 when it does not fit in 64 bits (the MCA base wraps it). */
+static int parse_int(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (end == s) return -1;
+    if (ERANGE == errno) return -2;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; ++end; break;
+    case 'm': case 'M': shift = 20; ++end; break;
+    case 'g': case 'G': shift = 30; ++end; break;
+    default: break;
+    }
+    while (isspace((unsigned char)*end)) ++end;
+    if ('\0' != *end) return -1;
+    if (shift && (v > (LLONG_MAX >> shift) || v < (LLONG_MIN >> shift))) return -2;
+    *out = shift ? v * (1LL << shift) : v;
+    return 0;
+}
+
 int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
                             int deflt, int min, int max, mca_base_var_info_lvl_t level,
                             int *storage)
@@ -243,17 +282,46 @@ int collx_glue_register_int(const mca_base_component_t *comp, const char *name, 
     *storage = deflt;
     int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0, 0,
                                               level, MCA_BASE_VAR_SCOPE_READONLY, storage);
-    if (*storage < min || *storage > max) {
-        char range[64];
-        snprintf(range, sizeof(range), "%d..%d", min, max);
-        char value[32];
-        snprintf(value, sizeof(value), "%d", *storage);
+    /* Judge the text the user gave where we have it: the MCA base has
+     * already turned nonsense into some int (0, a prefix, a wrapped value). */
+    const char *text = user_text(comp, name);
+    long long v = *storage;
+    int bad = text ? parse_int(text, &v) : 0;
+    if (bad || v < min || v > max) {
+        char range[96];
+        snprintf(range, sizeof(range), "%s%d..%d", bad == -1 ? "a whole number in " : "", min, max);
+        char value[64];
+        if (text) snprintf(value, sizeof(value), "%s", text);
+        else snprintf(value, sizeof(value), "%d", *storage);
         collx_glue_register_help();
         opal_show_help("help-coll-collx.txt", "invalid-value", true, comp->mca_type_name,
                        comp->mca_component_name, name, value, range, deflt);
         *storage = deflt;
     }
     return idx;
+}
+
+void collx_glue_check_unknown_params(const mca_base_component_t *comp)
+{
+    char prefix[128];
+    int n = snprintf(prefix, sizeof(prefix), "OMPI_MCA_%s_%s_", comp->mca_type_name,
+                     comp->mca_component_name);
+    for (char **e = environ; NULL != e && NULL != *e; ++e) {
+        if (0 != strncmp(*e, prefix, n)) continue;
+        const char *eq = strchr(*e, '=');
+        if (NULL == eq) continue;
+        char full[256];
+        size_t len = (size_t)(eq - *e) - strlen("OMPI_MCA_");
+        if (len >= sizeof(full)) len = sizeof(full) - 1;
+        memcpy(full, *e + strlen("OMPI_MCA_"), len);
+        full[len] = '\0';
+        int vari;
+        if (OPAL_SUCCESS == mca_base_var_find_by_name(full, &vari)) continue;
+        collx_glue_register_help();
+        opal_show_help("help-coll-collx.txt", "unknown-param", true, full, eq + 1,
+                       comp->mca_type_name, comp->mca_component_name, comp->mca_type_name,
+                       comp->mca_component_name);
+    }
 }
 
 int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,

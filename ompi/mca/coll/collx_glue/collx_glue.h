@@ -93,10 +93,17 @@ void collx_glue_register_help(void);
 
 /* Register an int MCA variable of `comp` whose value must lie in
  * [min, max]; an out-of-range user value is reported with show_help and
- * replaced by the default. */
+ * replaced by the default; so is a value from the environment that is
+ * not a number or overflows (which the MCA base accepts silently). */
 int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
                             int deflt, int min, int max, mca_base_var_info_lvl_t level,
                             int *storage);
+
+/* After a component registered its variables: report (show_help) every
+ * OMPI_MCA_<type>_<component>_* variable in the environment -- where
+ * mpirun also puts --mca options for the ranks -- that names none of
+ * them (a typo would otherwise be silently ignored). */
+void collx_glue_check_unknown_params(const mca_base_component_t *comp);
 
 /* Register a string MCA variable naming a tree (collx_tree_name); an
  * unknown name is reported and the default used.  *storage receives the
