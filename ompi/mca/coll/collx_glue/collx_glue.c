@@ -3,6 +3,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -240,6 +242,25 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 
 /* --------------------------------------------------------- MCA variables */
 
+/* Problems found while a component registers its variables, shown in one
+ * show_help message by collx_glue_report_params: ORTE aggregates messages
+ * by topic, so a second message of the same topic -- a second bad
+ * parameter -- would be hidden behind "1 more process has sent ...". */
+static char problems[8192];
+static size_t problems_len = 0;
+
+static void add_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void add_problem(const char *fmt, ...)
+{
+    if (problems_len >= sizeof(problems) - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(problems + problems_len, sizeof(problems) - problems_len, fmt, ap);
+    va_end(ap);
+    if (n > 0) problems_len += (size_t)n;
+    if (problems_len >= sizeof(problems)) problems_len = sizeof(problems) - 1;
+}
+
 /* The value as the user wrote it, when it came from the environment (where
  * mpirun also puts --mca options for the ranks); NULL otherwise. */
 static const char *user_text(const mca_base_component_t *comp, const char *name)
@@ -293,15 +314,15 @@ int collx_glue_register_int(const mca_base_component_t *comp, const char *name, 
         char value[64];
         if (text) snprintf(value, sizeof(value), "%s", text);
         else snprintf(value, sizeof(value), "%d", *storage);
-        collx_glue_register_help();
-        opal_show_help("help-coll-collx.txt", "invalid-value", true, comp->mca_type_name,
-                       comp->mca_component_name, name, value, range, deflt);
+        add_problem("\n  Parameter: %s_%s_%s\n  Value:     %s\n  Allowed:   %s\n"
+                    "  The default value (%d) is used instead.\n",
+                    comp->mca_type_name, comp->mca_component_name, name, value, range, deflt);
         *storage = deflt;
     }
     return idx;
 }
 
-void collx_glue_check_unknown_params(const mca_base_component_t *comp)
+void collx_glue_report_params(const mca_base_component_t *comp)
 {
     char prefix[128];
     int n = snprintf(prefix, sizeof(prefix), "OMPI_MCA_%s_%s_", comp->mca_type_name,
@@ -317,11 +338,19 @@ void collx_glue_check_unknown_params(const mca_base_component_t *comp)
         full[len] = '\0';
         int vari;
         if (OPAL_SUCCESS == mca_base_var_find_by_name(full, &vari)) continue;
-        collx_glue_register_help();
-        opal_show_help("help-coll-collx.txt", "unknown-param", true, full, eq + 1,
-                       comp->mca_type_name, comp->mca_component_name, comp->mca_type_name,
-                       comp->mca_component_name);
+        add_problem("\n  Parameter: %s\n  Value:     %s\n  Problem:   %s/%s has no such "
+                    "parameter; it is ignored.\n",
+                    full, eq + 1, comp->mca_type_name, comp->mca_component_name);
     }
+    if (0 == problems_len) return;
+    collx_glue_register_help();
+    char topic[96];
+    snprintf(topic, sizeof(topic), "bad-params-%s", comp->mca_component_name);
+    opal_show_help("help-coll-collx.txt", topic, true, comp->mca_type_name,
+                   comp->mca_component_name, problems, comp->mca_type_name,
+                   comp->mca_component_name);
+    problems_len = 0;
+    problems[0] = '\0';
 }
 
 int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
@@ -352,9 +381,10 @@ int collx_glue_register_tree(const mca_base_component_t *comp, const char *name,
             }
             char dflt[32];
             snprintf(dflt, sizeof(dflt), "%s", collx_tree_name(deflt));
-            collx_glue_register_help();
-            opal_show_help("help-coll-collx.txt", "invalid-choice", true, comp->mca_type_name,
-                           comp->mca_component_name, name, *slot, options, dflt);
+            add_problem("\n  Parameter: %s_%s_%s\n  Value:     %s\n  Choices:   %s\n"
+                        "  The default (%s) is used instead.\n",
+                        comp->mca_type_name, comp->mca_component_name, name, *slot, options,
+                        dflt);
         }
     }
     return idx;

@@ -92,18 +92,19 @@ void collx_glue_release_prev(collx_prev_t *prev);
 void collx_glue_register_help(void);
 
 /* Register an int MCA variable of `comp` whose value must lie in
- * [min, max]; an out-of-range user value is reported with show_help and
- * replaced by the default; so is a value from the environment that is
+ * [min, max]; an out-of-range user value is replaced by the default and
+ * reported by collx_glue_report_params; so is a value from the environment that is
  * not a number or overflows (which the MCA base accepts silently). */
 int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
                             int deflt, int min, int max, mca_base_var_info_lvl_t level,
                             int *storage);
 
-/* After a component registered its variables: report (show_help) every
+/* At the end of a component's register function: report, in one show_help
+ * message, every value the register helpers rejected and every
  * OMPI_MCA_<type>_<component>_* variable in the environment -- where
- * mpirun also puts --mca options for the ranks -- that names none of
- * them (a typo would otherwise be silently ignored). */
-void collx_glue_check_unknown_params(const mca_base_component_t *comp);
+ * mpirun also puts --mca options for the ranks -- that names none of the
+ * component's parameters (a typo would otherwise be silently ignored). */
+void collx_glue_report_params(const mca_base_component_t *comp);
 
 /* Register a string MCA variable naming a tree (collx_tree_name); an
  * unknown name is reported and the default used.  *storage receives the

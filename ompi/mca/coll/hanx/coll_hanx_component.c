@@ -107,6 +107,6 @@ static int hanx_register(void)
         "ompi_comm_coll_preference given to the inter-node (leaders') sub-communicator",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &c->up_preference);
-    collx_glue_check_unknown_params(v);
+    collx_glue_report_params(v);
     return OMPI_SUCCESS;
 }
