@@ -389,3 +389,74 @@ int collx_glue_register_tree(const mca_base_component_t *comp, const char *name,
     }
     return idx;
 }
+
+/* Whether the ompi_comm_coll_preference list `v` excludes `self`: a token
+ * "^self", or "self" after the token that starts with '^'. */
+static int excludes(const char *v, const char *self, int *prefers)
+{
+    int excluded = 0, after = 0;
+    *prefers = 0;
+    const char *p = v;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len && '^' == *p) after = 1, ++p, --len;
+        if (len == strlen(self) && 0 == strncmp(p, self, len)) {
+            if (after) excluded = 1;
+            else *prefers = 1;
+        }
+        p += len;
+        if (',' == *p) ++p;
+    }
+    return excluded;
+}
+
+int collx_glue_register_preference(const mca_base_component_t *comp, const char *name,
+                                   const char *help, const char *deflt,
+                                   mca_base_var_info_lvl_t level, char **storage)
+{
+    char out[512];
+    *storage = (char *)deflt;
+    int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                              0, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    const char *self = comp->mca_component_name;
+    const char *v = *storage ? *storage : "";
+    int prefers;
+    if (excludes(v, self, &prefers) && !prefers) return idx;
+    /* The component itself on its own sub-communicators would recurse:
+     * keep the user's preferred list without us, exclude us. */
+    size_t n = 0;
+    int after = 0, first_excluded = 1;
+    out[0] = '\0';
+    const char *p = v;
+    while (*p && n < 400) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int starts = len && '^' == *p;
+        if (starts) after = 1, ++p, --len;
+        int is_self = len == strlen(self) && 0 == strncmp(p, self, len);
+        if (len && !is_self) {
+            if (after && first_excluded) {
+                n += (size_t)snprintf(out + n, 512 - n, "%s^", n ? "," : "");
+                first_excluded = 0;
+            } else if (n) {
+                n += (size_t)snprintf(out + n, 512 - n, ",");
+            }
+            n += (size_t)snprintf(out + n, 512 - n, "%.*s", (int)len, p);
+        }
+        p += len;
+        if (',' == *p) ++p;
+    }
+    snprintf(out + n, 512 - n, "%s%s%s", n ? "," : "", first_excluded ? "^" : "", self);
+    add_problem("\n  Parameter: %s_%s_%s\n  Value:     %s\n  Problem:   %s must stay excluded "
+                "from its own sub-communicators\n  \"%s\" is used instead.\n",
+                comp->mca_type_name, comp->mca_component_name, name, v, self, out);
+    /* the MCA base owns (strdup'ed, frees at finalize) a string variable's
+     * storage: hand it a copy of ours */
+    char *copy = strdup(out);
+    if (NULL != copy) {
+        free(*storage);
+        *storage = copy;
+    }
+    return idx;
+}
