@@ -243,9 +243,8 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 /* --------------------------------------------------------- MCA variables */
 
 /* Problems found while a component registers its variables, shown in one
- * show_help message by collx_glue_report_params: ORTE aggregates messages
- * by topic, so a second message of the same topic -- a second bad
- * parameter -- would be hidden behind "1 more process has sent ...". */
+ * show_help message by collx_glue_report_params (one message per bad
+ * parameter would each repeat the same explanation). */
 static char problems[8192];
 static size_t problems_len = 0;
 
@@ -259,6 +258,35 @@ static void add_problem(const char *fmt, ...)
     va_end(ap);
     if (n > 0) problems_len += (size_t)n;
     if (problems_len >= sizeof(problems)) problems_len = sizeof(problems) - 1;
+}
+
+int collx_glue_first_rank(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    return NULL == r || 0 == strcmp(r, "0");
+}
+
+#define COLLX_HELP_ARGS 6
+
+void collx_glue_help_job(const char *topic, int nargs, ...)
+{
+    if (!collx_glue_first_rank()) return;
+    char *a[COLLX_HELP_ARGS] = {NULL};
+    va_list ap;
+    va_start(ap, nargs);
+    for (int k = 0; k < nargs && k < COLLX_HELP_ARGS; ++k) a[k] = va_arg(ap, char *);
+    va_end(ap);
+    for (int k = 0; k < COLLX_HELP_ARGS; ++k)
+        if (NULL == a[k]) a[k] = "";
+    collx_glue_register_help();
+    /* rendered here and written to our stderr (which mpirun forwards
+     * reliably), not relayed through ORTE's show_help channel */
+    char *text = opal_show_help_string("help-coll-collx.txt", topic, true, a[0], a[1], a[2], a[3],
+                                       a[4], a[5]);
+    if (NULL == text) return;
+    fputs(text, stderr);
+    fflush(stderr);
+    free(text);
 }
 
 /* The value as the user wrote it, when it came from the environment (where
@@ -343,12 +371,8 @@ void collx_glue_report_params(const mca_base_component_t *comp)
                     full, eq + 1, comp->mca_type_name, comp->mca_component_name);
     }
     if (0 == problems_len) return;
-    collx_glue_register_help();
-    char topic[96];
-    snprintf(topic, sizeof(topic), "bad-params-%s", comp->mca_component_name);
-    opal_show_help("help-coll-collx.txt", topic, true, comp->mca_type_name,
-                   comp->mca_component_name, problems, comp->mca_type_name,
-                   comp->mca_component_name);
+    collx_glue_help_job("bad-params", 5, comp->mca_type_name, comp->mca_component_name, problems,
+                        comp->mca_type_name, comp->mca_component_name);
     problems_len = 0;
     problems[0] = '\0';
 }
@@ -365,7 +389,12 @@ int collx_glue_register_tree(const mca_base_component_t *comp, const char *name,
     int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
                                               0, level, MCA_BASE_VAR_SCOPE_READONLY, slot);
     *storage = deflt;
-    if (NULL != *slot) {
+    if ((NULL == *slot || '\0' == (*slot)[0]) && NULL != user_text(comp, name)) {
+        /* set, but to nothing: the MCA base leaves no value */
+        add_problem("\n  Parameter: %s_%s_%s\n  Value:     \n  Problem:   empty\n"
+                    "  The default (%s) is used instead.\n",
+                    comp->mca_type_name, comp->mca_component_name, name, collx_tree_name(deflt));
+    } else if (NULL != *slot) {
         int k, found = 0;
         for (k = 0; k < COLLX_TREE_COUNT; ++k) {
             if (0 == strcasecmp(*slot, collx_tree_name(k))) {

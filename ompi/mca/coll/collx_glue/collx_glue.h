@@ -99,11 +99,25 @@ int collx_glue_register_int(const mca_base_component_t *comp, const char *name, 
                             int deflt, int min, int max, mca_base_var_info_lvl_t level,
                             int *storage);
 
+/* Whether this process is rank 0 of MPI_COMM_WORLD, or not started by
+ * mpirun (ompi_info, singletons). */
+int collx_glue_first_rank(void);
+
+/* A show_help message of help-coll-collx.txt about the job's configuration
+ * (the same on every rank), `nargs` (at most 6) string arguments: shown by
+ * the first rank only, rendered in show_help style and written to its
+ * stderr.  Relayed through Open MPI 4.1.4's show_help channel, such
+ * messages sent while MPI_Init runs were garbled and dropped in about half
+ * of the runs with 4 ranks ("ORTE_ERROR_LOG: Data unpack would read past
+ * end of buffer in file orte/util/show_help.c"). */
+void collx_glue_help_job(const char *topic, int nargs, ...);
+
 /* At the end of a component's register function: report, in one show_help
  * message, every value the register helpers rejected and every
  * OMPI_MCA_<type>_<component>_* variable in the environment -- where
  * mpirun also puts --mca options for the ranks -- that names none of the
- * component's parameters (a typo would otherwise be silently ignored). */
+ * component's parameters (a typo would otherwise be silently ignored).
+ * Shown by the first rank only (collx_glue_first_rank). */
 void collx_glue_report_params(const mca_base_component_t *comp);
 
 /* Register a string MCA variable naming a tree (collx_tree_name); an
