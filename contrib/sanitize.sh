@@ -37,7 +37,7 @@ if [ $build = 1 ]; then
     (cd "$b" && { [ -x configure ] || ./autogen.sh; } &&
         ./configure -q --without-cuda --enable-sanitizers CFLAGS="-g -O1" CXXFLAGS="-g -O1" &&
         make -j2 -s && make -j2 -s test/unit/test_core test/unit/test_rules test/mpi/collx_check \
-            test/mpi/comm_lifecycle test/mpi/han_regress) >"$dir/build.log" 2>&1 ||
+            test/mpi/comm_lifecycle test/mpi/han_regress test/mpi/bad_args) >"$dir/build.log" 2>&1 ||
         { echo "FAIL: instrumented build (see $dir/build.log)"; tail -30 "$dir/build.log"; exit 1; }
     echo "PASS: instrumented build in $b"
 fi
@@ -103,5 +103,14 @@ for case in 8248 11441 11473 11545 11664 12383 12438 13200 13398; do
 done
 step "comm_lifecycle 200 cycles, hanx over adaptx" run 300 4 $HANX --mca coll_adaptx_priority 90 \
     test/mpi/comm_lifecycle 200
+# the error paths: nonsense parameters, a broken tuning file, erroneous calls
+printf '{ "format": "collx-tuning", "version": 1,\n "rules": [ { "collective": "bcast",' >"$dir/bad.json"
+step "bad parameters and a truncated tuning file, hanx 2x2" run 300 4 $HANX \
+    --mca coll_hanx_tuning_file "$dir/bad.json" --mca coll_hanx_bcast_segment_size 12abc \
+    --mca coll_hanx_low_preference hanx --mca coll_hanx_nosuch 1 --mca coll_adaptx_priority 90 \
+    --mca coll_adaptx_reduce_algorithm nosuch --mca coll_adaptx_bcast_fanout -3 $C --quick \
+    --max-count 64 --colls bcast,reduce,allreduce --seed 11
+step "erroneous collective calls (MPI_ERRORS_RETURN), hanx 2x2" run 300 4 $HANX test/mpi/bad_args
+step "erroneous collective calls (MPI_ERRORS_RETURN), adaptx" run 300 4 $ADAPTX test/mpi/bad_args
 echo "sanitize.sh: $findings sanitizer finding(s), $failures step(s) failed"
 [ $failures = 0 ]
