@@ -549,8 +549,24 @@ Rules Rules::parse(std::string_view text, const std::string &name) {
             if (auto colon = detail.find(": ", col); colon != std::string::npos)
                 detail = detail.substr(colon + 2);
         }
+        // the parser quotes what it read: binary garbage must not reach the
+        // user's terminal as raw bytes
+        std::string shown;
+        for (unsigned char ch : detail) {
+            if (shown.size() >= 160) {
+                shown += "...";
+                break;
+            }
+            if (ch >= 0x20 && ch < 0x7f) {
+                shown += static_cast<char>(ch);
+            } else {
+                char hex[8];
+                std::snprintf(hex, sizeof hex, "\\x%02x", ch);
+                shown += hex;
+            }
+        }
         throw RulesError(where(name, lines.line(off)) + ":" + std::to_string(lines.column(off)) +
-                         ": JSON syntax error: " + detail);
+                         ": JSON syntax error: " + shown);
     }
     Rules out(name);
     Validator(name, b.line_of).top(b.root, out);

@@ -54,6 +54,13 @@
 #include <string.h>
 #include <time.h>
 
+/* Elements of derived types may sit at any byte offset (a struct with a
+ * hole, a resized vector): access them through memcpy, never through a
+ * cast pointer (UBSan: misaligned store/load). */
+#define CX_PUT(T, p, x) do { T t_ = (T)(x); memcpy((p), &t_, sizeof t_); } while (0)
+#define CX_ADD(T, b, a) CX_PUT(T, b, CX_GET(T, b) + CX_GET(T, a))
+#define CX_GET(T, p) ({ T t_; memcpy(&t_, (p), sizeof t_); t_; })
+
 /* ------------------------------------------------------------ datatypes */
 
 enum kind { K_I32, K_U32, K_I64, K_DBL, K_FLT };
@@ -246,11 +253,11 @@ static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
                 char *a = (char *)in + e * dtypes[d].extent + dtypes[d].slots[s].off;
                 char *b = (char *)inout + e * dtypes[d].extent + dtypes[d].slots[s].off;
                 switch (dtypes[d].slots[s].kind) {
-                case K_I32: *(int32_t *)b += *(int32_t *)a; break;
-                case K_U32: *(uint32_t *)b += *(uint32_t *)a; break;
-                case K_I64: *(int64_t *)b += *(int64_t *)a; break;
-                case K_DBL: *(double *)b += *(double *)a; break;
-                case K_FLT: *(float *)b += *(float *)a; break;
+                case K_I32: CX_ADD(int32_t, b, a); break;
+                case K_U32: CX_ADD(uint32_t, b, a); break;
+                case K_I64: CX_ADD(int64_t, b, a); break;
+                case K_DBL: CX_ADD(double, b, a); break;
+                case K_FLT: CX_ADD(float, b, a); break;
                 }
             }
         return;
@@ -297,25 +304,26 @@ static int64_t input(int rank, size_t i, enum kind k)
     return v;
 }
 
+
 static void store(char *p, enum kind k, int64_t v)
 {
     switch (k) {
-    case K_I32: *(int32_t *)p = (int32_t)v; break;
-    case K_U32: *(uint32_t *)p = (uint32_t)v; break;
-    case K_I64: *(int64_t *)p = v; break;
-    case K_DBL: *(double *)p = (double)v; break;
-    case K_FLT: *(float *)p = (float)v; break;
+    case K_I32: CX_PUT(int32_t, p, v); break;
+    case K_U32: CX_PUT(uint32_t, p, v); break;
+    case K_I64: CX_PUT(int64_t, p, v); break;
+    case K_DBL: CX_PUT(double, p, v); break;
+    case K_FLT: CX_PUT(float, p, v); break;
     }
 }
 
 static int same(const char *p, enum kind k, int64_t v)
 {
     switch (k) {
-    case K_I32: return *(const int32_t *)p == (int32_t)v;
-    case K_U32: return *(const uint32_t *)p == (uint32_t)v;
-    case K_I64: return *(const int64_t *)p == v;
-    case K_DBL: return *(const double *)p == (double)v;
-    case K_FLT: return *(const float *)p == (float)v;
+    case K_I32: return CX_GET(int32_t, p) == (int32_t)v;
+    case K_U32: return CX_GET(uint32_t, p) == (uint32_t)v;
+    case K_I64: return CX_GET(int64_t, p) == v;
+    case K_DBL: return CX_GET(double, p) == (double)v;
+    case K_FLT: return CX_GET(float, p) == (float)v;
     }
     return 0;
 }
@@ -323,11 +331,11 @@ static int same(const char *p, enum kind k, int64_t v)
 static double as_double(const char *p, enum kind k)
 {
     switch (k) {
-    case K_I32: return *(const int32_t *)p;
-    case K_U32: return *(const uint32_t *)p;
-    case K_I64: return (double)*(const int64_t *)p;
-    case K_DBL: return *(const double *)p;
-    case K_FLT: return *(const float *)p;
+    case K_I32: return CX_GET(int32_t, p);
+    case K_U32: return CX_GET(uint32_t, p);
+    case K_I64: return (double)CX_GET(int64_t, p);
+    case K_DBL: return CX_GET(double, p);
+    case K_FLT: return CX_GET(float, p);
     }
     return 0;
 }

@@ -105,5 +105,6 @@ static int adaptx_register(void)
                             "LP cost model: time per byte on a link, picoseconds (8000 = "
                             "1 Gbit/s, 80 = 100 Gbit/s)",
                             8000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_beta_ps_per_byte);
+    collx_glue_report_params(v);
     return OMPI_SUCCESS;
 }

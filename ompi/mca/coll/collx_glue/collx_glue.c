@@ -1,7 +1,13 @@
 #include "collx_glue.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mpi.h"
 #include "ompi/mca/pml/pml.h"
@@ -236,6 +242,88 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 
 /* --------------------------------------------------------- MCA variables */
 
+/* Problems found while a component registers its variables, shown in one
+ * show_help message by collx_glue_report_params (one message per bad
+ * parameter would each repeat the same explanation). */
+static char problems[8192];
+static size_t problems_len = 0;
+
+static void add_problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void add_problem(const char *fmt, ...)
+{
+    if (problems_len >= sizeof(problems) - 1) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(problems + problems_len, sizeof(problems) - problems_len, fmt, ap);
+    va_end(ap);
+    if (n > 0) problems_len += (size_t)n;
+    if (problems_len >= sizeof(problems)) problems_len = sizeof(problems) - 1;
+}
+
+int collx_glue_first_rank(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK");
+    return NULL == r || 0 == strcmp(r, "0");
+}
+
+#define COLLX_HELP_ARGS 6
+
+void collx_glue_help_job(const char *topic, int nargs, ...)
+{
+    if (!collx_glue_first_rank()) return;
+    char *a[COLLX_HELP_ARGS] = {NULL};
+    va_list ap;
+    va_start(ap, nargs);
+    for (int k = 0; k < nargs && k < COLLX_HELP_ARGS; ++k) a[k] = va_arg(ap, char *);
+    va_end(ap);
+    for (int k = 0; k < COLLX_HELP_ARGS; ++k)
+        if (NULL == a[k]) a[k] = "";
+    collx_glue_register_help();
+    /* rendered here and written to our stderr (which mpirun forwards
+     * reliably), not relayed through ORTE's show_help channel */
+    char *text = opal_show_help_string("help-coll-collx.txt", topic, true, a[0], a[1], a[2], a[3],
+                                       a[4], a[5]);
+    if (NULL == text) return;
+    fputs(text, stderr);
+    fflush(stderr);
+    free(text);
+}
+
+/* The value as the user wrote it, when it came from the environment (where
+ * mpirun also puts --mca options for the ranks); NULL otherwise. */
+static const char *user_text(const mca_base_component_t *comp, const char *name)
+{
+    char env[256];
+    snprintf(env, sizeof(env), "OMPI_MCA_%s_%s_%s", comp->mca_type_name, comp->mca_component_name,
+             name);
+    return getenv(env);
+}
+
+/* Strictly parse an integer as Open MPI's MCA base accepts it (decimal,
+ * 0x hex or 0 octal, an optional k/m/g suffix): 0 and *out on success, -1
+ * when it is not a number (the MCA base silently reads "abc" as 0 and "12abc"
+ * as 12), -2 when it does not fit in 64 bits (the MCA base wraps it). */
+static int parse_int(const char *s, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (end == s) return -1;
+    if (ERANGE == errno) return -2;
+    int shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; ++end; break;
+    case 'm': case 'M': shift = 20; ++end; break;
+    case 'g': case 'G': shift = 30; ++end; break;
+    default: break;
+    }
+    while (isspace((unsigned char)*end)) ++end;
+    if ('\0' != *end) return -1;
+    if (shift && (v > (LLONG_MAX >> shift) || v < (LLONG_MIN >> shift))) return -2;
+    *out = shift ? v * (1LL << shift) : v;
+    return 0;
+}
+
 static int register_int(const mca_base_component_t *comp, const char *name, const char *help,
                         int deflt, int min, int max, mca_base_var_info_lvl_t level, int *storage,
                         int settable)
@@ -245,14 +333,20 @@ static int register_int(const mca_base_component_t *comp, const char *name, cons
         comp, name, help, MCA_BASE_VAR_TYPE_INT, NULL, 0,
         settable ? MCA_BASE_VAR_FLAG_SETTABLE : 0, level,
         settable ? MCA_BASE_VAR_SCOPE_ALL_EQ : MCA_BASE_VAR_SCOPE_READONLY, storage);
-    if (*storage < min || *storage > max) {
-        char range[64];
-        snprintf(range, sizeof(range), "%d..%d", min, max);
-        char value[32];
-        snprintf(value, sizeof(value), "%d", *storage);
-        collx_glue_register_help();
-        opal_show_help("help-coll-collx.txt", "invalid-value", true, comp->mca_type_name,
-                       comp->mca_component_name, name, value, range, deflt);
+    /* Judge the text the user gave where we have it: the MCA base has
+     * already turned nonsense into some int (0, a prefix, a wrapped value). */
+    const char *text = user_text(comp, name);
+    long long v = *storage;
+    int bad = text ? parse_int(text, &v) : 0;
+    if (bad || v < min || v > max) {
+        char range[96];
+        snprintf(range, sizeof(range), "%s%d..%d", bad == -1 ? "a whole number in " : "", min, max);
+        char value[64];
+        if (text) snprintf(value, sizeof(value), "%s", text);
+        else snprintf(value, sizeof(value), "%d", *storage);
+        add_problem("\n  Parameter: %s_%s_%s\n  Value:     %s\n  Allowed:   %s\n"
+                    "  The default value (%d) is used instead.\n",
+                    comp->mca_type_name, comp->mca_component_name, name, value, range, deflt);
         *storage = deflt;
     }
     return idx;
@@ -272,6 +366,33 @@ int collx_glue_register_int_settable(const mca_base_component_t *comp, const cha
     return register_int(comp, name, help, deflt, min, max, level, storage, 1);
 }
 
+void collx_glue_report_params(const mca_base_component_t *comp)
+{
+    char prefix[128];
+    int n = snprintf(prefix, sizeof(prefix), "OMPI_MCA_%s_%s_", comp->mca_type_name,
+                     comp->mca_component_name);
+    for (char **e = environ; NULL != e && NULL != *e; ++e) {
+        if (0 != strncmp(*e, prefix, n)) continue;
+        const char *eq = strchr(*e, '=');
+        if (NULL == eq) continue;
+        char full[256];
+        size_t len = (size_t)(eq - *e) - strlen("OMPI_MCA_");
+        if (len >= sizeof(full)) len = sizeof(full) - 1;
+        memcpy(full, *e + strlen("OMPI_MCA_"), len);
+        full[len] = '\0';
+        int vari;
+        if (OPAL_SUCCESS == mca_base_var_find_by_name(full, &vari)) continue;
+        add_problem("\n  Parameter: %s\n  Value:     %s\n  Problem:   %s/%s has no such "
+                    "parameter; it is ignored.\n",
+                    full, eq + 1, comp->mca_type_name, comp->mca_component_name);
+    }
+    if (0 == problems_len) return;
+    collx_glue_help_job("bad-params", 5, comp->mca_type_name, comp->mca_component_name, problems,
+                        comp->mca_type_name, comp->mca_component_name);
+    problems_len = 0;
+    problems[0] = '\0';
+}
+
 int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
                              int deflt, mca_base_var_info_lvl_t level, int *storage)
 {
@@ -284,7 +405,12 @@ int collx_glue_register_tree(const mca_base_component_t *comp, const char *name,
     int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
                                               0, level, MCA_BASE_VAR_SCOPE_READONLY, slot);
     *storage = deflt;
-    if (NULL != *slot) {
+    if ((NULL == *slot || '\0' == (*slot)[0]) && NULL != user_text(comp, name)) {
+        /* set, but to nothing: the MCA base leaves no value */
+        add_problem("\n  Parameter: %s_%s_%s\n  Value:     \n  Problem:   empty\n"
+                    "  The default (%s) is used instead.\n",
+                    comp->mca_type_name, comp->mca_component_name, name, collx_tree_name(deflt));
+    } else if (NULL != *slot) {
         int k, found = 0;
         for (k = 0; k < COLLX_TREE_COUNT; ++k) {
             if (0 == strcasecmp(*slot, collx_tree_name(k))) {
@@ -300,10 +426,82 @@ int collx_glue_register_tree(const mca_base_component_t *comp, const char *name,
             }
             char dflt[32];
             snprintf(dflt, sizeof(dflt), "%s", collx_tree_name(deflt));
-            collx_glue_register_help();
-            opal_show_help("help-coll-collx.txt", "invalid-choice", true, comp->mca_type_name,
-                           comp->mca_component_name, name, *slot, options, dflt);
+            add_problem("\n  Parameter: %s_%s_%s\n  Value:     %s\n  Choices:   %s\n"
+                        "  The default (%s) is used instead.\n",
+                        comp->mca_type_name, comp->mca_component_name, name, *slot, options,
+                        dflt);
         }
+    }
+    return idx;
+}
+
+/* Whether the ompi_comm_coll_preference list `v` excludes `self`: a token
+ * "^self", or "self" after the token that starts with '^'. */
+static int excludes(const char *v, const char *self, int *prefers)
+{
+    int excluded = 0, after = 0;
+    *prefers = 0;
+    const char *p = v;
+    while (*p) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len && '^' == *p) after = 1, ++p, --len;
+        if (len == strlen(self) && 0 == strncmp(p, self, len)) {
+            if (after) excluded = 1;
+            else *prefers = 1;
+        }
+        p += len;
+        if (',' == *p) ++p;
+    }
+    return excluded;
+}
+
+int collx_glue_register_preference(const mca_base_component_t *comp, const char *name,
+                                   const char *help, const char *deflt,
+                                   mca_base_var_info_lvl_t level, char **storage)
+{
+    char out[512];
+    *storage = (char *)deflt;
+    int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
+                                              0, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+    const char *self = comp->mca_component_name;
+    const char *v = *storage ? *storage : "";
+    int prefers;
+    if (excludes(v, self, &prefers) && !prefers) return idx;
+    /* The component itself on its own sub-communicators would recurse:
+     * keep the user's preferred list without us, exclude us. */
+    size_t n = 0;
+    int after = 0, first_excluded = 1;
+    out[0] = '\0';
+    const char *p = v;
+    while (*p && n < 400) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int starts = len && '^' == *p;
+        if (starts) after = 1, ++p, --len;
+        int is_self = len == strlen(self) && 0 == strncmp(p, self, len);
+        if (len && !is_self) {
+            if (after && first_excluded) {
+                n += (size_t)snprintf(out + n, 512 - n, "%s^", n ? "," : "");
+                first_excluded = 0;
+            } else if (n) {
+                n += (size_t)snprintf(out + n, 512 - n, ",");
+            }
+            n += (size_t)snprintf(out + n, 512 - n, "%.*s", (int)len, p);
+        }
+        p += len;
+        if (',' == *p) ++p;
+    }
+    snprintf(out + n, 512 - n, "%s%s%s", n ? "," : "", first_excluded ? "^" : "", self);
+    add_problem("\n  Parameter: %s_%s_%s\n  Value:     %s\n  Problem:   %s must stay excluded "
+                "from its own sub-communicators\n  \"%s\" is used instead.\n",
+                comp->mca_type_name, comp->mca_component_name, name, v, self, out);
+    /* the MCA base owns (strdup'ed, frees at finalize) a string variable's
+     * storage: hand it a copy of ours */
+    char *copy = strdup(out);
+    if (NULL != copy) {
+        free(*storage);
+        *storage = copy;
     }
     return idx;
 }

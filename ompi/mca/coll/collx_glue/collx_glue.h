@@ -92,8 +92,9 @@ void collx_glue_release_prev(collx_prev_t *prev);
 void collx_glue_register_help(void);
 
 /* Register an int MCA variable of `comp` whose value must lie in
- * [min, max]; an out-of-range user value is reported with show_help and
- * replaced by the default. */
+ * [min, max]; an out-of-range user value is replaced by the default and
+ * reported by collx_glue_report_params; so is a value from the environment that is
+ * not a number or overflows (which the MCA base accepts silently). */
 int collx_glue_register_int(const mca_base_component_t *comp, const char *name, const char *help,
                             int deflt, int min, int max, mca_base_var_info_lvl_t level,
                             int *storage);
@@ -103,11 +104,41 @@ int collx_glue_register_int_settable(const mca_base_component_t *comp, const cha
                                      const char *help, int deflt, int min, int max,
                                      mca_base_var_info_lvl_t level, int *storage);
 
+/* Whether this process is rank 0 of MPI_COMM_WORLD, or not started by
+ * mpirun (ompi_info, singletons). */
+int collx_glue_first_rank(void);
+
+/* A show_help message of help-coll-collx.txt about the job's configuration
+ * (the same on every rank), `nargs` (at most 6) string arguments: shown by
+ * the first rank only, rendered in show_help style and written to its
+ * stderr.  Relayed through Open MPI 4.1.4's show_help channel, such
+ * messages sent while MPI_Init runs were garbled and dropped in about half
+ * of the runs with 4 ranks ("ORTE_ERROR_LOG: Data unpack would read past
+ * end of buffer in file orte/util/show_help.c"). */
+void collx_glue_help_job(const char *topic, int nargs, ...);
+
+/* At the end of a component's register function: report, in one show_help
+ * message, every value the register helpers rejected and every
+ * OMPI_MCA_<type>_<component>_* variable in the environment -- where
+ * mpirun also puts --mca options for the ranks -- that names none of the
+ * component's parameters (a typo would otherwise be silently ignored).
+ * Shown by the first rank only (collx_glue_first_rank). */
+void collx_glue_report_params(const mca_base_component_t *comp);
+
 /* Register a string MCA variable naming a tree (collx_tree_name); an
  * unknown name is reported and the default used.  *storage receives the
  * collx_tree_kind_t value. */
 int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
                              int deflt, mca_base_var_info_lvl_t level, int *storage);
+
+/* Register a string MCA variable holding an ompi_comm_coll_preference list
+ * for the component's own sub-communicators ("a,b,^c": a and b preferred,
+ * c excluded).  A list that prefers the component or does not exclude it
+ * (it would recurse into itself) is rewritten to exclude it, and that is
+ * reported by collx_glue_report_params. */
+int collx_glue_register_preference(const mca_base_component_t *comp, const char *name,
+                                   const char *help, const char *deflt,
+                                   mca_base_var_info_lvl_t level, char **storage);
 
 END_C_DECLS
 

@@ -96,16 +96,14 @@ static int hanx_register(void)
         "segment size.  Empty: built-in defaults; a bad file is reported, then the defaults used",
         MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &c->tuning_file);
-    c->low_preference = "^hanx";
-    (void)mca_base_component_var_register(v, "low_preference",
+    collx_glue_register_preference(v, "low_preference",
         "ompi_comm_coll_preference given to the node-level sub-communicators (components "
         "before ^ preferred, after ^ excluded; hanx is always excluded)",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &c->low_preference);
-    c->up_preference = "^hanx";
-    (void)mca_base_component_var_register(v, "up_preference",
-        "ompi_comm_coll_preference given to the inter-node (leaders') sub-communicator",
-        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
-        &c->up_preference);
+        "^hanx", OPAL_INFO_LVL_5, &c->low_preference);
+    collx_glue_register_preference(v, "up_preference",
+        "ompi_comm_coll_preference given to the inter-node (leaders') sub-communicator "
+        "(hanx is always excluded)",
+        "^hanx", OPAL_INFO_LVL_5, &c->up_preference);
+    collx_glue_report_params(v);
     return OMPI_SUCCESS;
 }

@@ -34,8 +34,8 @@ int mca_coll_hanx_tuning_open(void)
             r = NULL;
         }
     if (NULL == r) {
-        collx_glue_register_help();
-        opal_show_help("help-coll-collx.txt", "bad-tuning-file", true, c->tuning_file, err);
+        /* one message for the job (every rank reads the same file) */
+        collx_glue_help_job("bad-tuning-file", 2, c->tuning_file, err);
         return OMPI_SUCCESS; /* defaults */
     }
     HANX_LOG(1, "coll:hanx: %zu rules from %s", collx_rules_count(r), c->tuning_file);
