@@ -16,7 +16,7 @@
 # ibcast, iallreduce (BYTES = the message), allgather, alltoall,
 # reduce_scatter (BYTES = one rank's block), barrier (no size).
 # Sizes: --min to --max in steps of * --factor (default 4 .. 1 MiB, x4).
-# Contenders:
+# Contenders (contrib/contenders.sh):
 #   tuned                 Open MPI's default selection
 #   han, adapt, hanx, adaptx     that component at priority 100
 #   adaptx:TREE           adaptx with TREE for bcast, reduce and allreduce:
@@ -77,26 +77,8 @@ pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://
 # a tuning file in the environment would change the plain hanx contender
 unset OMPI_MCA_coll_hanx_tuning_file
 
-labels=()  # contender i: labels[i], flags[i] (a quoted mpirun argument list)
-flags=()
-add() { labels+=("$1"); flags+=("$2"); }
-for c in $contenders; do
-    case "$c" in
-    tuned) add tuned "" ;;
-    han|adapt|hanx|adaptx) add "$c" "--mca coll_${c}_priority 100" ;;
-    adaptx:*) t=${c#adaptx:}
-        add "$c" "--mca coll_adaptx_priority 100 --mca coll_adaptx_bcast_algorithm $t --mca coll_adaptx_reduce_algorithm $t --mca coll_adaptx_allreduce_algorithm $t" ;;
-    hanx:*) f=${c#hanx:}
-        [ -f "$f" ] || { echo "bench.sh: tuning file $f not found" >&2; exit 2; }
-        f=$(cd "$(dirname "$f")" && pwd)/$(basename "$f")
-        add "hanx:$(basename "$f" .json)" "--mca coll_hanx_priority 100 --mca coll_hanx_tuning_file $(printf %q "$f")" ;;
-    *=*) l=${c%%=*} kv=${c#*=} fl=""
-        IFS=, read -ra pairs <<< "$kv"
-        for p in "${pairs[@]}"; do fl="$fl --mca ${p%%=*} $(printf %q "${p#*=}")"; done
-        add "$l" "$fl" ;;
-    *) echo "bench.sh: unknown contender $c (see --help)" >&2; exit 2 ;;
-    esac
-done
+. "$src/contrib/contenders.sh"
+parse_contenders "$contenders" || exit 2
 nc=${#labels[@]}
 out=$(mktemp -d /tmp/collx-bench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
@@ -290,10 +272,10 @@ if [ -n "$outdir" ]; then
             for kind in latency busbw; do
                 for term in svg png; do
                     {
-                        if [ $term = svg ]; then echo "set terminal svg size 800,500 dynamic background '#ffffff'"
-                        else echo "set terminal png size 800,500"; fi
+                        if [ $term = svg ]; then echo "set terminal svg size 800,500 dynamic noenhanced background '#ffffff'"
+                        else echo "set terminal png size 800,500 noenhanced"; fi
                         echo "set output '$outdir/$coll-$kind.$term'"
-                        echo "set logscale x 2; set format x '%.0b%B'; set grid; set key left top"
+                        echo "set logscale x 2; set format x '%.0b%B'; set grid; set key outside right top"
                         echo "set xlabel 'message size (bytes)'"
                         if [ $kind = latency ]; then
                             echo "set logscale y 10; set ylabel 'median latency (us)'"
@@ -306,7 +288,7 @@ if [ -n "$outdir" ]; then
                         printf "plot"
                         for i in "${!labels[@]}"; do
                             printf "%s '%s' using 1:%s with linespoints title '%s'" \
-                                "$([ "$i" = 0 ] || echo ,)" "$out/plot.$i" "$col" "${labels[$i]//_/\\\\_}"
+                                "$([ "$i" = 0 ] || echo ,)" "$out/plot.$i" "$col" "${labels[$i]}"
                         done
                         echo
                     } | gnuplot 2> "$out/gnuplot.err" ||
