@@ -11,6 +11,7 @@
 #                    [--upstream "tuned han adapt"] [--rounds R] [--reps K]
 #                    [--time-per-rep S] [--ratios "hanx/tuned ..."]
 #                    [--out DIR] [--csv FILE] [--json FILE] [--no-plot]
+#                    [--run-timeout SECONDS]
 #
 # Collectives (LIST, comma-separated, or all): bcast, reduce, allreduce,
 # ibcast, iallreduce (BYTES = the message), allgather, alltoall,
@@ -36,13 +37,16 @@
 # (mpirun --hostfile FILE -np NODES*RANKS; -n/-m describe the layout).
 # --out DIR writes DIR/results.csv, results.json, links.txt and, where
 # gnuplot is installed, DIR/COLL-latency.{svg,png} and COLL-busbw.{svg,png}.
-# Definitions and formulas: docs/benchmarks.md.  Needs a build and root.
+# A contender's mpirun that fails (a validation error, a crash) or runs past
+# --run-timeout (default 900 s) is reported and the run goes on: what it
+# measured before stays, the rest of its cells show "-", and bench.sh exits 1
+# at the end.  Definitions and formulas: docs/benchmarks.md.  Needs a build and root.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${COLLX_BUILDDIR:-$src}
 nodes=2 per=2 min=4 max=1048576 factor=4 rate="" colls="bcast,reduce" csv="" json="" ratios=""
 contenders="tuned han adapt hanx adaptx" upstream="tuned han adapt" rounds=3 reps=3
-per_rep=0.02 outdir="" plot=1 hostfile=""
+per_rep=0.02 outdir="" plot=1 hostfile="" run_tmo=900
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) nodes=$2; shift 2 ;;
@@ -62,8 +66,9 @@ while [ $# -gt 0 ]; do
     --json) json=$2; shift 2 ;;
     --out) outdir=$2; shift 2 ;;
     --no-plot) plot=0; shift ;;
+    --run-timeout) run_tmo=$2; shift 2 ;;
     --ratios) ratios=$2; shift 2 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -92,8 +97,8 @@ args="--coll $colls --min $min --max $max --factor $factor --reps $reps --time-p
         echo "echo '  round $((r + 1))/$rounds'"
         for ((k = 0; k < nc; ++k)); do
             i=$(( (k + r) % nc ))
-            echo "\$COLLX_MPIRUN ${flags[$i]} $(printf %q "$bench") $args > '$out/raw/$i.$r' 2> '$out/raw/$i.$r.err' ||" \
-                 "{ echo 'bench.sh: ${labels[$i]} failed (round $((r + 1))):'; tail -5 '$out/raw/$i.$r.err'; exit 1; }"
+            echo "timeout -k 5 $run_tmo \$COLLX_MPIRUN ${flags[$i]} $(printf %q "$bench") $args > '$out/raw/$i.$r' 2> '$out/raw/$i.$r.err' ||" \
+                 "{ echo '  ${labels[$i]} failed (round $((r + 1)), exit '\$?'):'; grep -m3 -E 'collx-bench|rror' '$out/raw/$i.$r.err'; echo $i >> '$out/failed'; }"
         done
     done
 } > "$out/session.sh"
@@ -298,4 +303,8 @@ if [ -n "$outdir" ]; then
         done
     fi
     echo "results: $outdir/results.csv, $outdir/results.json$(ls "$outdir"/*.svg > /dev/null 2>&1 && echo ", plots $outdir/*-{latency,busbw}.{svg,png}")"
+fi
+if [ -s "$out/failed" ]; then
+    echo "failed runs:$(sort -u "$out/failed" | while read -r i; do printf ' %s' "${labels[$i]}"; done) (see above)"
+    exit 1
 fi
