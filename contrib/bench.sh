@@ -106,6 +106,7 @@ chmod +x "$out/session.sh"
 np=$((nodes * per))
 echo "collx bench: $nodes ${hostfile:+real}${hostfile:-emulated} nodes x $per ranks${rate:+, links limited to $rate};" \
      "$rounds interleaved rounds x $reps repetitions; median latency in microseconds"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 if [ -n "$hostfile" ]; then
     COLLX_MPIRUN="mpirun --hostfile $hostfile -np $np" COLLX_CLUSTER_NP=$np "$out/session.sh" || exit 1
 else
@@ -280,7 +281,7 @@ if [ -n "$outdir" ]; then
                         if [ $term = svg ]; then echo "set terminal svg size 800,500 dynamic noenhanced background '#ffffff'"
                         else echo "set terminal png size 800,500 noenhanced"; fi
                         echo "set output '$outdir/$coll-$kind.$term'"
-                        echo "set logscale x 2; set format x '%.0b%B'; set grid; set key outside right top"
+                        echo "set logscale x 2; set format x '%.0b%B'; set grid; set key left top"
                         echo "set xlabel 'message size (bytes)'"
                         if [ $kind = latency ]; then
                             echo "set logscale y 10; set ylabel 'median latency (us)'"
@@ -304,6 +305,7 @@ if [ -n "$outdir" ]; then
     fi
     echo "results: $outdir/results.csv, $outdir/results.json$(ls "$outdir"/*.svg > /dev/null 2>&1 && echo ", plots $outdir/*-{latency,busbw}.{svg,png}")"
 fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -s "$out/failed" ]; then
     echo "failed runs:$(sort -u "$out/failed" | while read -r i; do printf ' %s' "${labels[$i]}"; done) (see above)"
     exit 1

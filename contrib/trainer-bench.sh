@@ -61,6 +61,7 @@ trap 'rm -rf "$out"' EXIT
 chmod +x "$out/session.sh"
 echo "trainer bench: $nodes emulated nodes x $per ranks${rate:+, links limited to $rate}; $rounds interleaved rounds"
 echo "trainer options: $targs"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 "$src/test/cluster/cluster.sh" -n "$nodes" -m "$per" ${rate:+--rate "$rate"} --timeout 3000 \
     -- --exec "$out/session.sh" || exit 1
 head -1 "$out/0.${modes%% *}.0"
@@ -99,3 +100,6 @@ BEGIN {
     printf "gradient exchange (MPI calls) over iteration time; speedup: tuned ms/iter over this one, same mode\n"
     exit bad
 }'
+rc=$?
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+exit $rc
