@@ -8,18 +8,20 @@
 #   contrib/trainer-bench.sh [-n NODES] [-m RANKS] [--rate RATE]
 #                            [--contenders "tuned han hanx adaptx:pipeline"]
 #                            [--modes "layer bucket overlap"] [--rounds R]
-#                            [-- TRAINER-OPTIONS]
+#                            [--run-timeout SECONDS] [-- TRAINER-OPTIONS]
 #
 # Contenders as in contrib/bench.sh (contrib/contenders.sh).  Default trainer
-# options: --layers 128,1024,1024,10 --batch 16 --iters 40 --warmup 5
-# (bucket mode: 1 MiB buckets).  Exit 1 if any run failed or ended with
-# weights that differ between ranks.  Needs a build and root.
+# options: --layers 128,512,512,10 --batch 16 --iters 40 --warmup 5
+# (bucket mode: 1 MiB buckets).  A run that crashes or takes longer than
+# --run-timeout (default 240 s) shows FAILED; the others go on.  Exit 1 if
+# any run failed or ended with weights that differ between ranks.  Needs a
+# build and root.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${COLLX_BUILDDIR:-$src}
-nodes=4 per=2 rate="" rounds=3 modes="layer bucket overlap"
+nodes=4 per=2 rate="" rounds=3 modes="layer bucket overlap" run_tmo=240
 contenders="tuned han hanx adaptx:pipeline"
-targs="--layers 128,1024,1024,10 --batch 16 --iters 40 --warmup 5"
+targs="--layers 128,512,512,10 --batch 16 --iters 40 --warmup 5"
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) nodes=$2; shift 2 ;;
@@ -28,6 +30,7 @@ while [ $# -gt 0 ]; do
     --contenders) contenders=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --run-timeout) run_tmo=$2; shift 2 ;;
     --) shift; targs="$*"; break ;;
     -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "trainer-bench.sh: unknown option $1" >&2; exit 2 ;;
@@ -52,8 +55,8 @@ trap 'rm -rf "$out"' EXIT
         for ((k = 0; k < nc; ++k)); do
             i=$(( (k + r) % nc ))
             for m in $modes; do
-                echo "\$COLLX_MPIRUN ${flags[$i]} $(printf %q "$trainer") $targs --mode $m > '$out/$i.$m.$r' 2>&1 ||" \
-                     "{ echo 'trainer-bench.sh: ${labels[$i]} $m failed (round $((r + 1))):'; tail -5 '$out/$i.$m.$r'; }"
+                echo "timeout -k 5 $run_tmo \$COLLX_MPIRUN ${flags[$i]} $(printf %q "$trainer") $targs --mode $m > '$out/$i.$m.$r' 2>&1 ||" \
+                     "{ echo '  ${labels[$i]} $m failed (round $((r + 1)), exit '\$?'):'; grep -m2 -E 'Signal:|rror|DIFFER' '$out/$i.$m.$r'; }"
             done
         done
     done
@@ -64,7 +67,7 @@ echo "trainer options: $targs"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 "$src/test/cluster/cluster.sh" -n "$nodes" -m "$per" ${rate:+--rate "$rate"} --timeout 3000 \
     -- --exec "$out/session.sh" || exit 1
-head -1 "$out/0.${modes%% *}.0"
+grep -h -m1 '^trainer:' "$out"/0.*.0 | head -1
 lab=$(printf '%s\n' "${labels[@]}")
 awk -v dir="$out" -v nc="$nc" -v rounds="$rounds" -v labs="$lab" -v modes="$modes" '
 function isort(a, n,   i, j, x) { for (i = 2; i <= n; ++i) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; --j) a[j + 1] = a[j]; a[j + 1] = x } }

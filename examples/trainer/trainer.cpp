@@ -5,7 +5,7 @@
 //
 //   trainer [--layers 128,512,512,10] [--batch 16] [--iters 40] [--warmup 3]
 //           [--mode layer|bucket|overlap] [--bucket-bytes B] [--lr 0.1]
-//           [--seed S] [--perturb-rank R]
+//           [--seed S] [--out-of-place] [--perturb-rank R]
 //
 // Gradient exchange (--mode):
 //   layer    one blocking MPI_Allreduce per layer, issued as soon as backprop
@@ -16,7 +16,10 @@
 //            the default in this mode) started during backprop, progressed by
 //            MPI_Testall after each later layer, waited for before the update
 // Gradients live in one buffer, last layer first, so a bucket is a
-// contiguous range that backprop completes from its end to its start.
+// contiguous range that backprop completes from its end to its start.  The
+// exchange sums in place (MPI_IN_PLACE) unless --out-of-place gives it a
+// separate result buffer (upstream han 4.1.4 crashes on in-place allreduce,
+// Open MPI issue #11473).
 //
 // It reports the median time per iteration (slowest rank, after --warmup
 // iterations), the share of it spent in MPI calls of the gradient exchange,
@@ -65,6 +68,7 @@ struct Options {
     float lr = 0.1f;
     std::uint64_t seed = 1;
     int perturb_rank = -1;
+    bool in_place = true;
 };
 
 [[noreturn]] void usage()
@@ -72,7 +76,7 @@ struct Options {
     if (rank_ == 0)
         std::fprintf(stderr, "usage: trainer [--layers N0,N1,...,K] [--batch B] [--iters N] [--warmup N]\n"
                              "               [--mode layer|bucket|overlap] [--bucket-bytes B] [--lr X]\n"
-                             "               [--seed S] [--perturb-rank R]\n");
+                             "               [--seed S] [--out-of-place] [--perturb-rank R]\n");
     MPI_Finalize();
     std::exit(2);
 }
@@ -82,6 +86,10 @@ Options parse(int argc, char **argv)
     Options o;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
+        if (a == "--out-of-place") {
+            o.in_place = false;
+            continue;
+        }
         if (i + 1 >= argc) usage();
         std::string v = argv[++i];
         if (a == "--layers") {
@@ -130,6 +138,7 @@ public:
         }
         params_.resize(off);
         grads_.resize(off);
+        if (!o.in_place) sums_.resize(off);
         for (int l = 0; l < L; ++l) {  // same seed on every rank: same initial weights
             const Layer &ly = layers_[l];
             const float scale = std::sqrt(6.0f / ly.in);
@@ -247,14 +256,14 @@ public:
             }
             if (next < buckets_.size() && buckets_[next].last_layer == l) {
                 const Bucket &bk = buckets_[next++];
-                float *g = &grads_[bk.start];
+                const void *in = opt_.in_place ? MPI_IN_PLACE : &grads_[bk.start];
+                float *sum = opt_.in_place ? &grads_[bk.start] : &sums_[bk.start];
                 if (opt_.mode == "overlap") {
                     reqs.emplace_back();
-                    MPI_Iallreduce(MPI_IN_PLACE, g, static_cast<int>(bk.count), MPI_FLOAT, MPI_SUM,
+                    MPI_Iallreduce(in, sum, static_cast<int>(bk.count), MPI_FLOAT, MPI_SUM,
                                    MPI_COMM_WORLD, &reqs.back());
                 } else {
-                    MPI_Allreduce(MPI_IN_PLACE, g, static_cast<int>(bk.count), MPI_FLOAT, MPI_SUM,
-                                  MPI_COMM_WORLD);
+                    MPI_Allreduce(in, sum, static_cast<int>(bk.count), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
                 }
             }
             *comm += MPI_Wtime() - t0;
@@ -262,9 +271,10 @@ public:
         const double t0 = MPI_Wtime();
         MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
         *comm += MPI_Wtime() - t0;
-        if (rank_ == opt_.perturb_rank) grads_[it % grads_.size()] += 1e-3f;  // a broken exchange
+        std::vector<float> &sum = opt_.in_place ? grads_ : sums_;
+        if (rank_ == opt_.perturb_rank) sum[it % sum.size()] += 1e-3f;  // a broken exchange
         const float scale = opt_.lr / nranks;
-        for (std::size_t k = 0; k < params_.size(); ++k) params_[k] -= scale * grads_[k];
+        for (std::size_t k = 0; k < params_.size(); ++k) params_[k] -= scale * sum[k];
         return loss / B;
     }
 
@@ -280,7 +290,7 @@ private:
     const Options &opt_;
     std::vector<Layer> layers_;
     std::vector<Bucket> buckets_;
-    std::vector<float> params_, grads_, teacher_;
+    std::vector<float> params_, grads_, sums_, teacher_;
     std::vector<std::vector<float>> acts_, pre_;
     std::vector<int> labels_;
 };
@@ -306,9 +316,9 @@ int main(int argc, char **argv)
         std::string shape;
         for (int n : opt.layers) shape += (shape.empty() ? "" : "-") + std::to_string(n);
         std::printf("trainer: %d ranks, MLP %s (%zu parameters, %.2f MB of gradient), batch %d per rank, "
-                    "mode %s, %zu exchange(s) per iteration\n",
+                    "mode %s, %zu exchange(s) per iteration%s\n",
                     nranks, shape.c_str(), net.size(), net.size() * 4.0 / 1e6, opt.batch,
-                    opt.mode.c_str(), net.buckets());
+                    opt.mode.c_str(), net.buckets(), opt.in_place ? "" : ", out of place");
         std::fflush(stdout);
     }
     const int N = opt.iters;
