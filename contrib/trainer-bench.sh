@@ -91,7 +91,7 @@ BEGIN {
                 if (!got) w = "FAILED"
             }
             if (w != "identical") bad = 1
-            if (n == 0) { printf "%-22s %-8s %12s %11s %16s %9s\n", L[i + 1], m, "-", "-", "-", w; continue }
+            if (n == 0) { row[i, m] = sprintf("%-22s %-8s %12s %11s", L[i + 1], m, "-", "-"); wt[i, m] = w; continue }
             t = med(T, n); c = med(C, n); ms[i, m] = t
             if (L[i + 1] == "tuned") base[m] = t
             row[i, m] = sprintf("%-22s %-8s %12.2f %10.1f%%", L[i + 1], m, t, 100 * c); wt[i, m] = w
