@@ -11,7 +11,8 @@
 #                    [--upstream "tuned han adapt"] [--rounds R] [--reps K]
 #                    [--time-per-rep S] [--ratios "hanx/tuned ..."]
 #                    [--out DIR] [--csv FILE] [--json FILE] [--no-plot]
-#                    [--run-timeout SECONDS]
+#                    [--run-timeout SECONDS] [--stat median|min|p25]
+#   contrib/bench.sh --replot DIR [--stat S] [--ratios ...] [--out DIR2]
 #
 # Collectives (LIST, comma-separated, or all): bcast, reduce, allreduce,
 # ibcast, iallreduce (BYTES = the message), allgather, alltoall,
@@ -40,13 +41,17 @@
 # A contender's mpirun that fails (a validation error, a crash) or runs past
 # --run-timeout (default 900 s) is reported and the run goes on: what it
 # measured before stays, the rest of its cells show "-", and bench.sh exits 1
-# at the end.  Definitions and formulas: docs/benchmarks.md.  Needs a build and root.
+# at the end.  --stat picks the statistic of the table and the plots (default
+# median; min or p25 show what the machine does when nobody else disturbs it);
+# the CSV and JSON always hold all of them.  --replot DIR redraws the table
+# (and, with --out, the plots) from DIR/results.csv of an earlier run without
+# measuring.  Definitions and formulas: docs/benchmarks.md.  Needs a build and root.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${COLLX_BUILDDIR:-$src}
 nodes=2 per=2 min=4 max=1048576 factor=4 rate="" colls="bcast,reduce" csv="" json="" ratios=""
 contenders="tuned han adapt hanx adaptx" upstream="tuned han adapt" rounds=3 reps=3
-per_rep=0.02 outdir="" plot=1 hostfile="" run_tmo=900
+per_rep=0.02 outdir="" plot=1 hostfile="" run_tmo=900 stat=median replot=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) nodes=$2; shift 2 ;;
@@ -68,11 +73,34 @@ while [ $# -gt 0 ]; do
     --no-plot) plot=0; shift ;;
     --run-timeout) run_tmo=$2; shift 2 ;;
     --ratios) ratios=$2; shift 2 ;;
-    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
+    --stat) stat=$2; shift 2 ;;
+    --replot) replot=$2; shift 2 ;;
+    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
 [ "$colls" = all ] && colls="bcast,reduce,allreduce,allgather,alltoall,reduce_scatter,barrier,ibcast,iallreduce"
+case "$stat" in  # its column in results.csv
+median) statcol=5 ;; min) statcol=6 ;; p25) statcol=8 ;;
+*) echo "bench.sh: --stat median, min or p25" >&2; exit 2 ;;
+esac
+if [ -n "$replot" ]; then
+    [ -f "$replot/results.csv" ] || { echo "bench.sh: $replot/results.csv not found" >&2; exit 1; }
+    out=$(mktemp -d /tmp/collx-bench.XXXXXX)
+    trap 'rm -rf "$out"' EXIT
+    cp "$replot/results.csv" "$out/"
+    cp "$replot/links.txt" "$out/" 2> /dev/null || : > "$out/links.txt"
+    mapfile -t labels < <(awk -F, 'NR > 1 && !seen[$3]++ { print $3 }' "$out/results.csv")
+    colls=$(awk -F, 'NR > 1 && !seen[$1]++ { printf "%s%s", (n++ ? "," : ""), $1 }' "$out/results.csv")
+    j=$(cat "$replot/results.json" 2> /dev/null)
+    field() { echo "$j" | sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"]*\).*/\1/p" | head -1; }
+    nodes=$(field nodes) per=$(field ranks_per_node) rate=$(field rate) rounds=$(field rounds)
+    reps=$(field reps_per_round)
+    [ -n "$nodes" ] && [ -n "$per" ] || { echo "bench.sh: $replot/results.json lacks the layout" >&2; exit 1; }
+    np=$((nodes * per))
+    echo "collx bench (redrawn from $replot): $nodes nodes x $per ranks${rate:+, links limited to $rate};" \
+         "$rounds interleaved rounds x $reps repetitions"
+else
 bench="$build/collx-bench"
 [ -x "$bench" ] || { echo "bench.sh: $bench not built (contrib/build.sh)" >&2; exit 1; }
 pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
@@ -105,7 +133,7 @@ args="--coll $colls --min $min --max $max --factor $factor --reps $reps --time-p
 chmod +x "$out/session.sh"
 np=$((nodes * per))
 echo "collx bench: $nodes ${hostfile:+real}${hostfile:-emulated} nodes x $per ranks${rate:+, links limited to $rate};" \
-     "$rounds interleaved rounds x $reps repetitions; median latency in microseconds"
+     "$rounds interleaved rounds x $reps repetitions; $stat latency in microseconds"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 if [ -n "$hostfile" ]; then
     COLLX_MPIRUN="mpirun --hostfile $hostfile -np $np" COLLX_CLUSTER_NP=$np "$out/session.sh" || exit 1
@@ -177,9 +205,11 @@ BEGIN {
     for (x = 1; x <= nk; ++x)
         printf "%s,%s,measured\n", row[x], (rk[x] in bestup) ? sprintf("%.4f", medv[x] / bestup[rk[x]]) : ""
 }' > "$out/results.csv"
+fi  # measuring
 
 # ---------------------------------------------------------------- table
-awk -F, -v list="$lab" -v ratios="$ratios" -v colls="$colls" -v np="$np" -v links="$out/links.txt" '
+lab=$(printf '%s\n' "${labels[@]}")
+awk -F, -v list="$lab" -v ratios="$ratios" -v colls="$colls" -v np="$np" -v links="$out/links.txt" -v sc="$statcol" -v stat="$stat" '
 function w(s) { return length(s) > 9 ? length(s) : 9 }
 BEGIN {
     n = split(list, c, "\n")
@@ -188,14 +218,17 @@ BEGIN {
         if (lv[2] == "alphabeta") printf "link %s: alpha %.2f us, beta %.4g us/byte (%.2f GB/s)\n", lv[3], lv[4], lv[5], (lv[5] > 0 ? 1e-3 / lv[5] : 0)
     }
 }
-NR > 1 { t[$1, $2, $3] = $5; bus[$1, $2, $3] = $12; up[$3] = $4; bound[$1, $2] = $13; sizes[$1, $2] = 1 }
+NR > 1 {  # the chosen statistic; busBw scales inversely with the time
+    t[$1, $2, $3] = $sc; bus[$1, $2, $3] = ($12 != "" && $sc > 0) ? $12 * $5 / $sc : ""
+    up[$3] = $4; bound[$1, $2] = $13; sizes[$1, $2] = 1
+}
 END {
     nn = split(colls, cl, ",")
     for (ci = 1; ci <= nn; ++ci) {
         coll = cl[ci]; m = 0; delete sz
         for (k in sizes) { split(k, kk, SUBSEP); if (kk[1] == coll) sz[++m] = kk[2] + 0 }
         for (i = 1; i <= m; ++i) for (j = i + 1; j <= m; ++j) if (sz[j] < sz[i]) { x = sz[i]; sz[i] = sz[j]; sz[j] = x }
-        printf "\nMPI_%s (%d ranks): median latency (us)\n", toupper(substr(coll, 1, 1)) substr(coll, 2), np
+        printf "\nMPI_%s (%d ranks): %s latency (us)\n", toupper(substr(coll, 1, 1)) substr(coll, 2), np, stat
         printf "%9s", "bytes"
         for (i = 1; i <= n; ++i) printf " %*s", w(c[i]), c[i]
         printf "  %-18s %9s %10s %9s", "best other", "/upstream", "bound_us", "%bound"
@@ -222,7 +255,7 @@ END {
             printf "\n"
         }
         if (coll == "barrier") continue
-        printf "MPI_%s: bus bandwidth (GB/s, nccl-tests definition)\n", toupper(substr(coll, 1, 1)) substr(coll, 2)
+        printf "MPI_%s: bus bandwidth (GB/s, nccl-tests definition; %s time)\n", toupper(substr(coll, 1, 1)) substr(coll, 2), stat
         printf "%9s", "bytes"
         for (i = 1; i <= n; ++i) printf " %*s", w(c[i]), c[i]
         printf "\n"
@@ -266,13 +299,13 @@ to_json() {  # the CSV as a JSON document
 [ -n "$json" ] && to_json > "$json"
 if [ -n "$outdir" ]; then
     mkdir -p "$outdir"
-    cp "$out/results.csv" "$out/links.txt" "$outdir/"
+    for f in results.csv links.txt; do cmp -s "$out/$f" "$outdir/$f" || cp "$out/$f" "$outdir/"; done
     to_json > "$outdir/results.json"
     if [ $plot = 1 ] && command -v gnuplot > /dev/null; then
         for coll in ${colls//,/ }; do
             [ "$coll" = barrier ] && continue
             for i in "${!labels[@]}"; do   # one data file per contender: bytes median busbw
-                awk -F, -v c="$coll" -v l="${labels[$i]}" '$1 == c && $3 == l { print $2, $5, $12 }' \
+                awk -F, -v c="$coll" -v l="${labels[$i]}" -v sc="$statcol" '$1 == c && $3 == l && $sc > 0 { print $2, $sc, ($12 == "" ? 0 : $12 * $5 / $sc) }' \
                     "$out/results.csv" | sort -n > "$out/plot.$i"
             done
             for kind in latency busbw; do
@@ -284,7 +317,7 @@ if [ -n "$outdir" ]; then
                         echo "set logscale x 2; set format x '%.0b%B'; set grid; set key left top"
                         echo "set xlabel 'message size (bytes)'"
                         if [ $kind = latency ]; then
-                            echo "set logscale y 10; set ylabel 'median latency (us)'"
+                            echo "set logscale y 10; set ylabel '$stat latency (us)'"
                             echo "set title 'MPI_$coll, $nodes nodes x $per ranks${rate:+, $rate links}: latency'"
                         else
                             echo "set ylabel 'bus bandwidth (GB/s)'"
