@@ -12,6 +12,7 @@
 #                    [--time-per-rep S] [--ratios "hanx/tuned ..."]
 #                    [--out DIR] [--csv FILE] [--json FILE] [--no-plot]
 #                    [--run-timeout SECONDS] [--stat median|min|p25]
+#                    [--mpirun-args "ARGS"]
 #   contrib/bench.sh --replot DIR [--stat S] [--ratios ...] [--out DIR2]
 #
 # Collectives (LIST, comma-separated, or all): bcast, reduce, allreduce,
@@ -35,7 +36,8 @@
 # Round 1 also measures the links (ping-pong, --pingpong of collx-bench) for
 # the alpha-beta bound.  --rate (e.g. 1gbit) limits each emulated node's
 # link with a token bucket.  --hostfile runs on real hosts instead
-# (mpirun --hostfile FILE -np NODES*RANKS; -n/-m describe the layout).
+# (mpirun --hostfile FILE -np NODES*RANKS plus --mpirun-args "ARGS", e.g.
+# the network to use; -n/-m describe the layout).
 # --out DIR writes DIR/results.csv, results.json, links.txt and, where
 # gnuplot is installed, DIR/COLL-latency.{svg,png} and COLL-busbw.{svg,png}.
 # A contender's mpirun that fails (a validation error, a crash) or runs past
@@ -51,12 +53,13 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${COLLX_BUILDDIR:-$src}
 nodes=2 per=2 min=4 max=1048576 factor=4 rate="" colls="bcast,reduce" csv="" json="" ratios=""
 contenders="tuned han adapt hanx adaptx" upstream="tuned han adapt" rounds=3 reps=3
-per_rep=0.02 outdir="" plot=1 hostfile="" run_tmo=900 stat=median replot=""
+per_rep=0.02 outdir="" plot=1 hostfile="" run_tmo=900 stat=median replot="" mpirun_args=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) nodes=$2; shift 2 ;;
     -m) per=$2; shift 2 ;;
     --hostfile) hostfile=$2; shift 2 ;;
+    --mpirun-args) mpirun_args=$2; shift 2 ;;
     --min) min=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     --factor) factor=$2; shift 2 ;;
@@ -75,7 +78,7 @@ while [ $# -gt 0 ]; do
     --ratios) ratios=$2; shift 2 ;;
     --stat) stat=$2; shift 2 ;;
     --replot) replot=$2; shift 2 ;;
-    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -136,7 +139,8 @@ echo "collx bench: $nodes ${hostfile:+real}${hostfile:-emulated} nodes x $per ra
      "$rounds interleaved rounds x $reps repetitions; $stat latency in microseconds"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 if [ -n "$hostfile" ]; then
-    COLLX_MPIRUN="mpirun --hostfile $hostfile -np $np" COLLX_CLUSTER_NP=$np "$out/session.sh" || exit 1
+    COLLX_MPIRUN="${MPIRUN:-mpirun} --hostfile $hostfile -np $np $mpirun_args" COLLX_CLUSTER_NP=$np \
+        "$out/session.sh" || exit 1
 else
     "$src/test/cluster/cluster.sh" -n "$nodes" -m "$per" ${rate:+--rate "$rate"} --timeout 3000 \
         -- --exec "$out/session.sh" || exit 1
