@@ -1,131 +1,349 @@
 #!/bin/bash
-# Side-by-side collective latency on emulated nodes: every contender in the
-# same cluster session, sizes in powers of 4, medians over repetitions of the
-# slowest rank's time per call (collx-bench), then one table per collective
-# with the best collx contender against the best Open MPI one.
+# Side-by-side collective benchmark: every contender in the same run on
+# emulated nodes (or a real hostfile), repetitions interleaved across
+# contenders in rounds, validated results, latency, algorithm and bus
+# bandwidth, the alpha-beta lower bound on the measured links, the ratio to
+# the best upstream contender; a text table, CSV, JSON and plots.
 #
-#   contrib/bench.sh [-n NODES] [-m RANKS] [--min BYTES] [--max BYTES]
-#                    [--colls bcast,reduce,allreduce] [--rate RATE]
-#                    [--contenders "tuned han adapt hanx adaptx adaptx:pipeline ..."]
-#                    [--ratios "hanx/tuned hanx/han"] [--csv FILE]
+#   contrib/bench.sh [-n NODES] [-m RANKS] [--hostfile FILE] [--rate RATE]
+#                    [--colls LIST|all] [--min BYTES] [--max BYTES] [--factor F]
+#                    [--contenders "tuned han adapt hanx adaptx:pipeline ..."]
+#                    [--upstream "tuned han adapt"] [--rounds R] [--reps K]
+#                    [--time-per-rep S] [--ratios "hanx/tuned ..."]
+#                    [--out DIR] [--csv FILE] [--json FILE] [--no-plot]
+#                    [--run-timeout SECONDS] [--stat median|min|p25]
+#                    [--mpirun-args "ARGS"]
+#   contrib/bench.sh --replot DIR [--stat S] [--ratios ...] [--out DIR2]
 #
-# Collectives: bcast, reduce, allreduce (BYTES = the message), allgather and
-# alltoall (BYTES = one rank's block).  --ratios adds a column A/B per pair:
-# contender A's median over contender B's, from the same run.
-# Contenders: tuned, han, adapt (Open MPI's own), hanx, adaptx, and
-# adaptx:TREE (adaptx with TREE for every collective: binomial,
-# in_order_binomial, binary, knomial, chain, pipeline, linear, topo).
-# With --rate (e.g. 1gbit) each node's link is token-bucket limited and the
-# table adds the bandwidth bound (n/B for bcast and reduce, 2(P-1)/P*n/B
-# for allreduce, B = the rate) and the best collx time as a multiple of it.
-# Needs a build and root.  Timings on a 2-core machine are noisy: compare
-# ratios from one run.
+# Collectives (LIST, comma-separated, or all): bcast, reduce, allreduce,
+# ibcast, iallreduce (BYTES = the message), allgather, alltoall,
+# reduce_scatter (BYTES = one rank's block), barrier (no size).
+# Sizes: --min to --max in steps of * --factor (default 4 .. 1 MiB, x4).
+# Contenders (contrib/contenders.sh):
+#   tuned                 Open MPI's default selection
+#   han, adapt, hanx, adaptx     that component at priority 100
+#   adaptx:TREE           adaptx with TREE for bcast, reduce and allreduce:
+#                         binomial, in_order_binomial, binary, knomial, chain,
+#                         pipeline (the linear pipeline, LP), linear, topo
+#   hanx:FILE             hanx with the tuning file FILE (collx-tune output)
+#   LABEL=K=V[,K=V...]    anything else: mpirun --mca K V ... under LABEL
+# --upstream names the Open MPI contenders (default tuned han adapt): the
+# table's "/upstream" is the best other contender over the best of these.
+# Interleaving: --rounds R (default 3) rounds; in each, one mpirun per
+# contender runs --reps K (default 3) repetitions of every size, the contender
+# order rotating from round to round; medians and spreads pool the R*K
+# repetitions, so slow drift of the machine falls on every contender alike.
+# Round 1 also measures the links (ping-pong, --pingpong of collx-bench) for
+# the alpha-beta bound.  --rate (e.g. 1gbit) limits each emulated node's
+# link with a token bucket.  --hostfile runs on real hosts instead
+# (mpirun --hostfile FILE -np NODES*RANKS plus --mpirun-args "ARGS", e.g.
+# the network to use; -n/-m describe the layout).
+# --out DIR writes DIR/results.csv, results.json, links.txt and, where
+# gnuplot is installed, DIR/COLL-latency.{svg,png} and COLL-busbw.{svg,png}.
+# A contender's mpirun that fails (a validation error, a crash) or runs past
+# --run-timeout (default 900 s) is reported and the run goes on: what it
+# measured before stays, the rest of its cells show "-", and bench.sh exits 1
+# at the end.  --stat picks the statistic of the table and the plots (default
+# median; min or p25 show what the machine does when nobody else disturbs it);
+# the CSV and JSON always hold all of them.  --replot DIR redraws the table
+# (and, with --out, the plots) from DIR/results.csv of an earlier run without
+# measuring.  Definitions and formulas: docs/benchmarks.md.  Needs a build and root.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=${COLLX_BUILDDIR:-$src}
-nodes=2 per=2 min=4 max=1048576 rate="" colls="bcast,reduce" csv="" ratios=""
-contenders="tuned han adapt hanx adaptx"
+nodes=2 per=2 min=4 max=1048576 factor=4 rate="" colls="bcast,reduce" csv="" json="" ratios=""
+contenders="tuned han adapt hanx adaptx" upstream="tuned han adapt" rounds=3 reps=3
+per_rep=0.02 outdir="" plot=1 hostfile="" run_tmo=900 stat=median replot="" mpirun_args=""
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) nodes=$2; shift 2 ;;
     -m) per=$2; shift 2 ;;
+    --hostfile) hostfile=$2; shift 2 ;;
+    --mpirun-args) mpirun_args=$2; shift 2 ;;
     --min) min=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
+    --factor) factor=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --colls) colls=$2; shift 2 ;;
     --contenders) contenders=$2; shift 2 ;;
+    --upstream) upstream=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --time-per-rep) per_rep=$2; shift 2 ;;
     --csv) csv=$2; shift 2 ;;
+    --json) json=$2; shift 2 ;;
+    --out) outdir=$2; shift 2 ;;
+    --no-plot) plot=0; shift ;;
+    --run-timeout) run_tmo=$2; shift 2 ;;
     --ratios) ratios=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    --stat) stat=$2; shift 2 ;;
+    --replot) replot=$2; shift 2 ;;
+    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
+[ "$colls" = all ] && colls="bcast,reduce,allreduce,allgather,alltoall,reduce_scatter,barrier,ibcast,iallreduce"
+case "$stat" in  # its column in results.csv
+median) statcol=5 ;; min) statcol=6 ;; p25) statcol=8 ;;
+*) echo "bench.sh: --stat median, min or p25" >&2; exit 2 ;;
+esac
+if [ -n "$replot" ]; then
+    [ -f "$replot/results.csv" ] || { echo "bench.sh: $replot/results.csv not found" >&2; exit 1; }
+    out=$(mktemp -d /tmp/collx-bench.XXXXXX)
+    trap 'rm -rf "$out"' EXIT
+    cp "$replot/results.csv" "$out/"
+    cp "$replot/links.txt" "$out/" 2> /dev/null || : > "$out/links.txt"
+    mapfile -t labels < <(awk -F, 'NR > 1 && !seen[$3]++ { print $3 }' "$out/results.csv")
+    colls=$(awk -F, 'NR > 1 && !seen[$1]++ { printf "%s%s", (n++ ? "," : ""), $1 }' "$out/results.csv")
+    j=$(cat "$replot/results.json" 2> /dev/null)
+    field() { echo "$j" | sed -n "s/.*\"$1\": \"\{0,1\}\([^,\"]*\).*/\1/p" | head -1; }
+    nodes=$(field nodes) per=$(field ranks_per_node) rate=$(field rate) rounds=$(field rounds)
+    reps=$(field reps_per_round)
+    [ -n "$nodes" ] && [ -n "$per" ] || { echo "bench.sh: $replot/results.json lacks the layout" >&2; exit 1; }
+    np=$((nodes * per))
+    echo "collx bench (redrawn from $replot): $nodes nodes x $per ranks${rate:+, links limited to $rate};" \
+         "$rounds interleaved rounds x $reps repetitions"
+else
 bench="$build/collx-bench"
 [ -x "$bench" ] || { echo "bench.sh: $bench not built (contrib/build.sh)" >&2; exit 1; }
 pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
 # Prefer the build tree's components (the first copy in the path wins).
 [ -f "$build/.libs/mca_coll_adaptx.so" ] &&
     export OMPI_MCA_mca_base_component_path="$build/.libs:$pkglibdir"
+# a tuning file in the environment would change the plain hanx contender
+unset OMPI_MCA_coll_hanx_tuning_file
 
-flags_of() {  # MCA flags selecting one contender
-    case "$1" in
-    tuned) echo "" ;;
-    han|adapt|hanx|adaptx) echo "--mca coll_$1_priority 100" ;;
-    adaptx:*) local t=${1#adaptx:}
-        echo "--mca coll_adaptx_priority 100 --mca coll_adaptx_bcast_algorithm $t" \
-             "--mca coll_adaptx_reduce_algorithm $t --mca coll_adaptx_allreduce_algorithm $t" ;;
-    *) echo "bench.sh: unknown contender $1" >&2; return 1 ;;
-    esac
-}
+. "$src/contrib/contenders.sh"
+parse_contenders "$contenders" || exit 2
+nc=${#labels[@]}
 out=$(mktemp -d /tmp/collx-bench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
+mkdir -p "$out/raw"
+args="--coll $colls --min $min --max $max --factor $factor --reps $reps --time-per-rep $per_rep --raw"
 {
     echo "#!/bin/bash"
-    for coll in ${colls//,/ }; do
-        for c in $contenders; do
-            f=$(flags_of "$c") || exit 2
-            echo "echo '  measuring $coll via $c ...'"
-            echo "\$COLLX_MPIRUN $f '$bench' --coll $coll --min $min --max $max > '$out/$coll.$c' 2> '$out/$coll.$c.err' ||" \
-                 "{ echo 'bench.sh: $coll via $c failed:'; tail -5 '$out/$coll.$c.err'; exit 1; }"
+    echo "\$COLLX_MPIRUN $(printf %q "$bench") --pingpong > '$out/links.txt' 2> '$out/links.err' ||" \
+         "{ echo 'bench.sh: link measurement failed:'; tail -5 '$out/links.err'; exit 1; }"
+    for ((r = 0; r < rounds; ++r)); do
+        echo "echo '  round $((r + 1))/$rounds'"
+        for ((k = 0; k < nc; ++k)); do
+            i=$(( (k + r) % nc ))
+            echo "timeout -k 5 $run_tmo \$COLLX_MPIRUN ${flags[$i]} $(printf %q "$bench") $args > '$out/raw/$i.$r' 2> '$out/raw/$i.$r.err' ||" \
+                 "{ echo '  ${labels[$i]} failed (round $((r + 1)), exit '\$?'):'; grep -m3 -E 'collx-bench|rror' '$out/raw/$i.$r.err'; echo $i >> '$out/failed'; }"
         done
     done
 } > "$out/session.sh"
 chmod +x "$out/session.sh"
 np=$((nodes * per))
-echo "collx bench: $nodes emulated nodes x $per ranks${rate:+, links limited to $rate}; median latency in microseconds"
-"$src/test/cluster/cluster.sh" -n "$nodes" -m "$per" ${rate:+--rate "$rate"} --timeout 3000 -- --exec "$out/session.sh" || exit 1
+echo "collx bench: $nodes ${hostfile:+real}${hostfile:-emulated} nodes x $per ranks${rate:+, links limited to $rate};" \
+     "$rounds interleaved rounds x $reps repetitions; $stat latency in microseconds"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+if [ -n "$hostfile" ]; then
+    COLLX_MPIRUN="${MPIRUN:-mpirun} --hostfile $hostfile -np $np $mpirun_args" COLLX_CLUSTER_NP=$np \
+        "$out/session.sh" || exit 1
+else
+    "$src/test/cluster/cluster.sh" -n "$nodes" -m "$per" ${rate:+--rate "$rate"} --timeout 3000 \
+        -- --exec "$out/session.sh" || exit 1
+fi
 
-# link rate in bytes per second (tc syntax: kbit, mbit, gbit)
-bps=$(echo "$rate" | awk '/gbit$/{print $1*1e9/8; exit} /mbit$/{print $1*1e6/8; exit} /kbit$/{print $1*1e3/8; exit} {print 0}')
-[ -n "$csv" ] && echo "coll,bytes,contender,median_us,min_us,max_us" > "$csv"
-for coll in ${colls//,/ }; do
-    echo
-    echo "MPI_${coll^} ($np ranks)"
-    awk -v coll="$coll" -v list="$contenders" -v ratios="$ratios" -v csv="$csv" -v dir="$out" -v bps="${bps:-0}" -v np="$np" '
-    function upstream(c) { return c == "tuned" || c == "han" || c == "adapt" }
-    BEGIN {
-        n = split(list, c, " ")
-        for (i = 1; i <= n; ++i) {
-            f = dir "/" coll "." c[i]
-            while ((getline line < f) > 0) {
-                if (line ~ /^#/) continue
-                split(line, w, " ")
-                t[w[2], c[i]] = w[3]; sizes[w[2]] = 1
-                if (csv != "") printf "%s,%s,%s,%s,%s,%s\n", coll, w[2], c[i], w[3], w[4], w[5] >> csv
-            }
+# --------------------------------------------------------------- results
+# pool the rounds' repetitions; one CSV row per collective, size, contender
+lab=$(printf '%s\n' "${labels[@]}")
+awk -v dir="$out" -v nc="$nc" -v rounds="$rounds" -v labs="$lab" -v up=" $upstream " \
+    -v nodes="$nodes" -v per="$per" '
+function isort(a, n,   i, j, x) { for (i = 2; i <= n; ++i) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; --j) a[j + 1] = a[j]; a[j + 1] = x } }
+function q(a, n, p,   x) { x = 1 + p * (n - 1); return a[int(x)] + (x - int(x)) * (a[int(x) + (x > int(x))] - a[int(x)]) }
+function log2c(u,   k) { k = 0; while (2 ^ k < u) ++k; return k }
+# alpha-beta lower bound on one level: U units joined by links (alpha us, beta us/byte),
+# k ranks per unit; S the message, n a rank block (bytes); see docs/benchmarks.md
+function lvl(coll, U, k, al, be, S,   L) {
+    if (U < 2 || al == "") return 0
+    L = log2c(U) * al
+    if (coll == "bcast" || coll == "reduce" || coll == "ibcast") return L + S * be
+    if (coll == "allreduce" || coll == "iallreduce") return L + 2 * (U - 1) / U * S * be
+    if (coll == "allgather" || coll == "reduce_scatter") return L + (U - 1) * k * S * be
+    if (coll == "alltoall") return al + (U - 1) * k * k * S * be
+    return L  # barrier
+}
+BEGIN {
+    P = nodes * per
+    while ((getline line < (dir "/links.txt")) > 0) {
+        split(line, w, " ")
+        if (w[2] == "alphabeta") { alpha[w[3]] = w[4]; beta[w[3]] = w[5] }
+    }
+    split(labs, L, "\n")
+    for (i = 0; i < nc; ++i) for (r = 0; r < rounds; ++r) {
+        f = dir "/raw/" i "." r
+        while ((getline line < f) > 0) {
+            if (line ~ /^#/) continue
+            m = split(line, w, " ")
+            key = w[1] SUBSEP w[2] SUBSEP i
+            if (!(key in cnt)) { keys[++nk] = key }
+            for (j = 3; j <= m; ++j) smp[key, ++cnt[key]] = w[j]
         }
-        printf "%9s", "bytes"
-        for (i = 1; i <= n; ++i) printf " %*s", (length(c[i]) > 9 ? length(c[i]) : 9), c[i]
-        printf "  %-18s %10s", "best collx", "/upstream"
-        nr = split(ratios, rat, " ")
-        for (r = 1; r <= nr; ++r) printf " %*s", (length(rat[r]) > 9 ? length(rat[r]) : 9), rat[r]
-        if (bps > 0) printf " %10s %8s", "bound_us", "/bound"
-        printf "\n"
-        m = 0; for (s in sizes) sz[++m] = s + 0
+    }
+    print "coll,bytes,contender,upstream,median_us,min_us,max_us,p25_us,p75_us,samples,algbw_GBps,busbw_GBps,bound_us,bound_fraction,ratio_to_best_upstream,source"
+    for (x = 1; x <= nk; ++x) {
+        split(keys[x], kk, SUBSEP); coll = kk[1]; s = kk[2]; i = kk[3]
+        n = cnt[keys[x]]; delete a
+        for (j = 1; j <= n; ++j) a[j] = smp[keys[x], j] + 0
+        isort(a, n)
+        med = q(a, n, 0.5)
+        wide = (coll == "allgather" || coll == "alltoall" || coll == "reduce_scatter")
+        S = wide ? s * P : s
+        fac = (coll ~ /allreduce/) ? 2 * (P - 1) / P : (wide ? (P - 1) / P : 1)
+        alg = (coll == "barrier" || med <= 0) ? "" : sprintf("%.4f", S / med / 1e3)
+        bus = alg == "" ? "" : sprintf("%.4f", alg * fac)
+        b1 = lvl(coll, nodes, per, alpha["inter"], beta["inter"], s)
+        b2 = lvl(coll, per, 1, alpha["intra"], beta["intra"], s)
+        bound = b1 > b2 ? b1 : b2
+        isup = index(up, " " L[i + 1] " ") > 0
+        row[x] = sprintf("%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%s,%s,%s,%s", coll, s, L[i + 1], isup,
+                         med, a[1], a[n], q(a, n, 0.25), q(a, n, 0.75), n, alg, bus,
+                         bound > 0 ? sprintf("%.3f", bound) : "",
+                         bound > 0 ? sprintf("%.4f", bound / med) : "")
+        rk[x] = coll SUBSEP s
+        if (isup && (!(rk[x] in bestup) || med < bestup[rk[x]])) bestup[rk[x]] = med
+        medv[x] = med
+    }
+    for (x = 1; x <= nk; ++x)
+        printf "%s,%s,measured\n", row[x], (rk[x] in bestup) ? sprintf("%.4f", medv[x] / bestup[rk[x]]) : ""
+}' > "$out/results.csv"
+fi  # measuring
+
+# ---------------------------------------------------------------- table
+lab=$(printf '%s\n' "${labels[@]}")
+awk -F, -v list="$lab" -v ratios="$ratios" -v colls="$colls" -v np="$np" -v links="$out/links.txt" -v sc="$statcol" -v stat="$stat" '
+function w(s) { return length(s) > 9 ? length(s) : 9 }
+BEGIN {
+    n = split(list, c, "\n")
+    while ((getline line < links) > 0) {
+        split(line, lv, " ")
+        if (lv[2] == "alphabeta") printf "link %s: alpha %.2f us, beta %.4g us/byte (%.2f GB/s)\n", lv[3], lv[4], lv[5], (lv[5] > 0 ? 1e-3 / lv[5] : 0)
+    }
+}
+NR > 1 {  # the chosen statistic; busBw scales inversely with the time
+    t[$1, $2, $3] = $sc; bus[$1, $2, $3] = ($12 != "" && $sc > 0) ? $12 * $5 / $sc : ""
+    up[$3] = $4; bound[$1, $2] = $13; sizes[$1, $2] = 1
+}
+END {
+    nn = split(colls, cl, ",")
+    for (ci = 1; ci <= nn; ++ci) {
+        coll = cl[ci]; m = 0; delete sz
+        for (k in sizes) { split(k, kk, SUBSEP); if (kk[1] == coll) sz[++m] = kk[2] + 0 }
         for (i = 1; i <= m; ++i) for (j = i + 1; j <= m; ++j) if (sz[j] < sz[i]) { x = sz[i]; sz[i] = sz[j]; sz[j] = x }
+        printf "\nMPI_%s (%d ranks): %s latency (us)\n", toupper(substr(coll, 1, 1)) substr(coll, 2), np, stat
+        printf "%9s", "bytes"
+        for (i = 1; i <= n; ++i) printf " %*s", w(c[i]), c[i]
+        printf "  %-18s %9s %10s %9s", "best other", "/upstream", "bound_us", "%bound"
+        nr = split(ratios, rat, " ")
+        for (r = 1; r <= nr; ++r) printf " %*s", w(rat[r]), rat[r]
+        printf "\n"
         for (k = 1; k <= m; ++k) {
             s = sz[k]; printf "%9d", s
             bu = 0; bc = 0; bn = "-"
             for (i = 1; i <= n; ++i) {
-                v = t[s, c[i]]
-                printf " %*s", (length(c[i]) > 9 ? length(c[i]) : 9), (v == "" ? "-" : v)
+                v = t[coll, s, c[i]]
+                printf " %*s", w(c[i]), (v == "" ? "-" : sprintf("%.2f", v))
                 if (v == "") continue
-                if (upstream(c[i])) { if (bu == 0 || v + 0 < bu) bu = v + 0 }
+                if (up[c[i]]) { if (bu == 0 || v + 0 < bu) bu = v + 0 }
                 else if (bc == 0 || v + 0 < bc) { bc = v + 0; bn = c[i] }
             }
-            printf "  %-18s %10s", bn, ((bu > 0 && bc > 0) ? sprintf("%.2f", bc / bu) : "-")
+            bd = bound[coll, s]
+            printf "  %-18s %9s %10s %9s", bn, ((bu > 0 && bc > 0) ? sprintf("%.2f", bc / bu) : "-"),
+                   (bd == "" ? "-" : sprintf("%.1f", bd)), ((bd != "" && bc > 0) ? sprintf("%.0f%%", 100 * bd / bc) : "-")
             for (r = 1; r <= nr; ++r) {
-                split(rat[r], ab, "/"); va = t[s, ab[1]]; vb = t[s, ab[2]]
-                printf " %*s", (length(rat[r]) > 9 ? length(rat[r]) : 9), ((va != "" && vb != "" && vb > 0) ? sprintf("%.2f", va / vb) : "-")
-            }
-            if (bps > 0 && (coll == "bcast" || coll == "reduce" || coll == "allreduce")) {
-                bound = s / bps * 1e6
-                if (coll == "allreduce") bound *= 2 * (np - 1) / np
-                printf " %10.1f %8s", bound, ((bc > 0) ? sprintf("%.2f", bc / bound) : "-")
+                split(rat[r], ab, "/"); va = t[coll, s, ab[1]]; vb = t[coll, s, ab[2]]
+                printf " %*s", w(rat[r]), ((va != "" && vb != "" && vb > 0) ? sprintf("%.2f", va / vb) : "-")
             }
             printf "\n"
         }
-    }'
-done
-echo
-echo "best collx /upstream < 1: collx's best contender is faster than Open MPI's best"
+        if (coll == "barrier") continue
+        printf "MPI_%s: bus bandwidth (GB/s, nccl-tests definition; %s time)\n", toupper(substr(coll, 1, 1)) substr(coll, 2), stat
+        printf "%9s", "bytes"
+        for (i = 1; i <= n; ++i) printf " %*s", w(c[i]), c[i]
+        printf "\n"
+        for (k = 1; k <= m; ++k) {
+            s = sz[k]; printf "%9d", s
+            for (i = 1; i <= n; ++i) { v = bus[coll, s, c[i]]; printf " %*s", w(c[i]), (v == "" ? "-" : sprintf("%.3f", v)) }
+            printf "\n"
+        }
+    }
+    print "\nbest other: the fastest contender not in --upstream; /upstream < 1: it beats the best upstream one;"
+    print "bound_us: alpha-beta lower bound on the measured links; %bound: bound / best other (100% = at the bound)"
+}' "$out/results.csv"
+
+# ---------------------------------------------------------------- files
+to_json() {  # the CSV as a JSON document
+    awk -F, -v nodes="$nodes" -v per="$per" -v rate="$rate" -v rounds="$rounds" -v reps="$reps" -v links="$out/links.txt" '
+    BEGIN {
+        printf "{\n  \"nodes\": %d, \"ranks_per_node\": %d, \"rate\": \"%s\", \"rounds\": %d, \"reps_per_round\": %d,\n  \"links\": {", nodes, per, rate, rounds, reps
+        sep = ""
+        while ((getline line < links) > 0) {
+            split(line, lv, " ")
+            if (lv[2] == "alphabeta") { printf "%s\"%s\": {\"alpha_us\": %s, \"beta_us_per_byte\": %s}", sep, lv[3], lv[4], lv[5]; sep = ", " }
+        }
+        printf "},\n  \"results\": [\n"
+    }
+    NR == 1 { for (i = 1; i <= NF; ++i) h[i] = $i; next }
+    {
+        printf "%s    {", (NR > 2 ? ",\n" : "")
+        for (i = 1; i <= NF; ++i) {
+            v = $i
+            if (v == "") v = "null"
+            else if (h[i] == "coll" || h[i] == "contender" || h[i] == "source") v = "\"" v "\""
+            else if (h[i] == "upstream") v = (v == 1 ? "true" : "false")
+            printf "%s\"%s\": %s", (i > 1 ? ", " : ""), h[i], v
+        }
+        printf "}"
+    }
+    END { printf "\n  ]\n}\n" }' "$out/results.csv"
+}
+[ -n "$csv" ] && cp "$out/results.csv" "$csv"
+[ -n "$json" ] && to_json > "$json"
+if [ -n "$outdir" ]; then
+    mkdir -p "$outdir"
+    for f in results.csv links.txt; do cmp -s "$out/$f" "$outdir/$f" || cp "$out/$f" "$outdir/"; done
+    to_json > "$outdir/results.json"
+    if [ $plot = 1 ] && command -v gnuplot > /dev/null; then
+        for coll in ${colls//,/ }; do
+            [ "$coll" = barrier ] && continue
+            for i in "${!labels[@]}"; do   # one data file per contender: bytes median busbw
+                awk -F, -v c="$coll" -v l="${labels[$i]}" -v sc="$statcol" '$1 == c && $3 == l && $sc > 0 { print $2, $sc, ($12 == "" ? 0 : $12 * $5 / $sc) }' \
+                    "$out/results.csv" | sort -n > "$out/plot.$i"
+            done
+            for kind in latency busbw; do
+                for term in svg png; do
+                    {
+                        if [ $term = svg ]; then echo "set terminal svg size 800,500 dynamic noenhanced background '#ffffff'"
+                        else echo "set terminal png size 800,500 noenhanced"; fi
+                        echo "set output '$outdir/$coll-$kind.$term'"
+                        echo "set logscale x 2; set format x '%.0b%B'; set grid; set key left top"
+                        echo "set xlabel 'message size (bytes)'"
+                        if [ $kind = latency ]; then
+                            echo "set logscale y 10; set ylabel '$stat latency (us)'"
+                            echo "set title 'MPI_$coll, $nodes nodes x $per ranks${rate:+, $rate links}: latency'"
+                        else
+                            echo "set ylabel 'bus bandwidth (GB/s)'"
+                            echo "set title 'MPI_$coll, $nodes nodes x $per ranks${rate:+, $rate links}: bus bandwidth'"
+                        fi
+                        col=$([ $kind = latency ] && echo 2 || echo 3)
+                        printf "plot"
+                        for i in "${!labels[@]}"; do
+                            printf "%s '%s' using 1:%s with linespoints title '%s'" \
+                                "$([ "$i" = 0 ] || echo ,)" "$out/plot.$i" "$col" "${labels[$i]}"
+                        done
+                        echo
+                    } | gnuplot 2> "$out/gnuplot.err" ||
+                        { echo "bench.sh: gnuplot failed:" >&2; cat "$out/gnuplot.err" >&2; }
+                done
+            done
+        done
+    fi
+    echo "results: $outdir/results.csv, $outdir/results.json$(ls "$outdir"/*.svg > /dev/null 2>&1 && echo ", plots $outdir/*-{latency,busbw}.{svg,png}")"
+fi
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -s "$out/failed" ]; then
+    echo "failed runs:$(sort -u "$out/failed" | while read -r i; do printf ' %s' "${labels[$i]}"; done) (see above)"
+    exit 1
+fi

@@ -2,7 +2,7 @@
 # Debian 12 packages collx needs to build, test and demonstrate (root).
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
-      libopenmpi-dev openmpi-bin libhwloc-dev check nlohmann-json3-dev
+      libopenmpi-dev openmpi-bin libhwloc-dev check nlohmann-json3-dev gnuplot-nox
       iproute2 util-linux coreutils"
 missing=""
 for p in $pkgs; do

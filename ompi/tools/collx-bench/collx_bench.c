@@ -1,22 +1,43 @@
 /*
- * collx-bench: latency of one collective over a range of message sizes,
- * for whatever coll component the mpirun command line selected.
+ * collx-bench: latency of collectives over a range of message sizes, for
+ * whatever coll component the mpirun command line selected.
  *
- *   collx-bench [--coll bcast|reduce|allreduce|allgather|alltoall] [--min BYTES] [--max BYTES]
- *               [--reps N] [--time-per-rep SECONDS] [--root rotate|N]
+ *   collx-bench [--coll LIST|all] [--min BYTES] [--max BYTES] [--factor F]
+ *               [--reps N] [--warmup N] [--time-per-rep SECONDS] [--root rotate|N]
+ *               [--raw] [--pingpong]
  *
- * For each size (powers of 4 from --min to --max, in bytes of MPI_INT
- * data) it runs --reps timed repetitions; a repetition is a loop of
- * iterations sized to take about --time-per-rep, preceded by a barrier, and
- * its time is the slowest rank's average per iteration.  It prints, per
- * size, the median, minimum and maximum over repetitions in microseconds:
+ * LIST: comma-separated from bcast, reduce, allreduce, allgather, alltoall,
+ * reduce_scatter (MPI_Reduce_scatter_block), barrier, ibcast, iallreduce
+ * (the nonblocking ones: start + MPI_Wait).  BYTES is the message for
+ * bcast/reduce/allreduce/ibcast/iallreduce and one rank's block for
+ * allgather, alltoall (to each rank) and reduce_scatter (the result); barrier
+ * runs once, at size 0.  Sizes go from --min to --max in steps of * --factor
+ * (default 4); the data are MPI_INT.
+ *
+ * For each collective and size: --warmup untimed calls (default 2), then the
+ * loop is sized to take about --time-per-rep, then --reps timed repetitions;
+ * a repetition is a barrier and that loop, and its time is the slowest rank's
+ * average per call.  It prints the median, minimum and maximum over
+ * repetitions in microseconds:
  *
  *   # coll bytes median_us min_us max_us
  *   bcast 4 12.31 11.92 13.05
  *
- * After timing each size, one call with known data is validated; a wrong
- * result aborts with a message (exit 3).  Times are gathered with
- * point-to-point messages only.
+ * or, with --raw, every repetition ("coll bytes t1 t2 ... tN"), for a
+ * driver that pools repetitions of several runs (contrib/bench.sh).
+ *
+ * After timing each size, one call with known data is validated outside the
+ * timed loop; a wrong result aborts with a message (exit 3).  Times are
+ * gathered with point-to-point messages only.
+ *
+ * --pingpong first measures the link parameters: half the round trip (the fastest of 5
+ * batches) of a 4-byte and a 4 MiB message between rank 0 and another rank on its node
+ * (intra) and the first rank on another node (inter), and prints
+ *
+ *   # alphabeta intra|inter ALPHA_us BETA_us_per_byte
+ *
+ * with alpha = the 4-byte time and beta = the slope between the two sizes
+ * (nodes = MPI_COMM_TYPE_SHARED groups; a level without a pair is left out).
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -47,46 +68,127 @@ static double slowest(double t)
     return worst;
 }
 
-/* BYTES is the message for bcast/reduce/allreduce, one rank's block for
- * allgather and (to each rank) alltoall */
-enum coll { BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL };
+enum coll { BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, REDUCE_SCATTER, BARRIER, IBCAST,
+            IALLREDUCE, NCOLL };
+static const char *const names[NCOLL] = {"bcast",          "reduce",  "allreduce",
+                                         "allgather",      "alltoall", "reduce_scatter",
+                                         "barrier",        "ibcast",  "iallreduce"};
+
+/* elements of the send (a) and receive (b) buffers for block/message n */
+static long in_elems(enum coll c, long n) { return c == ALLTOALL || c == REDUCE_SCATTER ? n * size : n; }
+static long out_elems(enum coll c, long n) { return c == ALLGATHER || c == ALLTOALL ? n * size : n; }
 
 static void run(enum coll c, int *a, int *b, int n, int root)
 {
+    MPI_Request rq;
     switch (c) {
     case BCAST: MPI_Bcast(a, n, MPI_INT, root, MPI_COMM_WORLD); break;
     case REDUCE: MPI_Reduce(a, b, n, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD); break;
     case ALLREDUCE: MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
     case ALLGATHER: MPI_Allgather(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD); break;
     case ALLTOALL: MPI_Alltoall(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD); break;
+    case REDUCE_SCATTER: MPI_Reduce_scatter_block(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+    case BARRIER: MPI_Barrier(MPI_COMM_WORLD); break;
+    case IBCAST:
+        MPI_Ibcast(a, n, MPI_INT, root, MPI_COMM_WORLD, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        break;
+    case IALLREDUCE:
+        MPI_Iallreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        break;
+    default: break;
     }
 }
 
 static void validate(enum coll c, int *a, int *b, int n)
 {
+    if (c == BARRIER) return;
     const int root = size - 1;
-    const long na = c == ALLTOALL ? (long)n * size : n, nb = c >= ALLGATHER ? (long)n * size : n;
+    const int bc = c == BCAST || c == IBCAST;
+    const long na = in_elems(c, n), nb = out_elems(c, n);
     for (long i = 0; i < na; ++i)
-        a[i] = (c == BCAST) ? (rank == root ? (int)(i * 7 + 1) : -1) : (int)(rank + i % 5);
+        a[i] = bc ? (rank == root ? (int)(i * 7 + 1) : -1) : (int)(rank + i % 5);
     for (long i = 0; i < nb; ++i) b[i] = -1;
     run(c, a, b, n, root);
     long bad = -1;
-    for (long i = 0; i < (c == BCAST ? n : nb) && bad < 0; ++i) {
+    for (long i = 0; i < nb && bad < 0; ++i) {
         long want;
         switch (c) {
-        case BCAST: want = i * 7 + 1; break;
+        case BCAST: case IBCAST: want = i * 7 + 1; break;
         case ALLGATHER: want = i / n + (i % n) % 5; break;          /* rank q's element j */
         case ALLTOALL: want = i / n + (rank * (long)n + i % n) % 5; break;
+        case REDUCE_SCATTER:                                        /* my block of the sum */
+            want = (long)size * (size - 1) / 2 + (long)size * ((rank * (long)n + i) % 5);
+            break;
         default: want = (long)size * (size - 1) / 2 + (long)size * (i % 5);
         }
-        int got = c == BCAST ? a[i] : b[i];
+        int got = bc ? a[i] : b[i];
         if ((c != REDUCE || rank == root) && got != want) bad = i;
     }
     if (bad >= 0) {
-        fprintf(stderr, "collx-bench: VALIDATION FAILED on rank %d at element %ld of %d\n", rank,
-                bad, n);
+        fprintf(stderr, "collx-bench: VALIDATION FAILED (%s) on rank %d at element %ld of %d\n",
+                names[c], rank, bad, n);
         MPI_Abort(MPI_COMM_WORLD, 3);
     }
+}
+
+/* half round trip between ranks p and q (the fastest of 5 batches: the bound
+ * wants the link's floor, not its noise), others wait */
+static double pingpong(int p, int q, char *buf, int bytes)
+{
+    double t[5];
+    const int iters = bytes > 65536 ? 4 : 200;
+    for (int r = 0; r < 5; ++r) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        for (int k = 0; k < iters + 1; ++k) {
+            if (k == 1) t0 = MPI_Wtime();  /* the first exchange is a warm-up */
+            if (rank == p) {
+                MPI_Send(buf, bytes, MPI_BYTE, q, 78, MPI_COMM_WORLD);
+                MPI_Recv(buf, bytes, MPI_BYTE, q, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else if (rank == q) {
+                MPI_Recv(buf, bytes, MPI_BYTE, p, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                MPI_Send(buf, bytes, MPI_BYTE, p, 78, MPI_COMM_WORLD);
+            }
+        }
+        t[r] = (MPI_Wtime() - t0) / iters / 2 * 1e6;
+    }
+    qsort(t, 5, sizeof(double), cmp_double);
+    double best = t[0];
+    MPI_Bcast(&best, 1, MPI_DOUBLE, p, MPI_COMM_WORLD);
+    return best;
+}
+
+static void measure_links(void)
+{
+    /* node of every rank: the world rank of its node's first rank */
+    MPI_Comm node;
+    int me_node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    me_node = rank;
+    MPI_Bcast(&me_node, 1, MPI_INT, 0, node);
+    MPI_Comm_free(&node);
+    int *nodes = malloc(sizeof(int) * (size_t)size);
+    MPI_Allgather(&me_node, 1, MPI_INT, nodes, 1, MPI_INT, MPI_COMM_WORLD);
+    int intra = -1, inter = -1;
+    for (int r = 1; r < size; ++r) {
+        if (nodes[r] == nodes[0] && intra < 0) intra = r;
+        if (nodes[r] != nodes[0] && inter < 0) inter = r;
+    }
+    free(nodes);
+    const int big = 4 << 20;
+    char *buf = calloc(big, 1);
+    const int peers[2] = {intra, inter};
+    const char *level[2] = {"intra", "inter"};
+    for (int l = 0; l < 2; ++l) {
+        if (peers[l] < 0) continue;
+        double small = pingpong(0, peers[l], buf, 4), large = pingpong(0, peers[l], buf, big);
+        double beta = (large - small) / (big - 4);
+        if (rank == 0) printf("# alphabeta %s %.3f %.6g\n", level[l], small, beta > 0 ? beta : 0);
+    }
+    if (rank == 0) fflush(stdout);
+    free(buf);
 }
 
 int main(int argc, char **argv)
@@ -94,66 +196,94 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    enum coll c = BCAST;
-    const char *cname = "bcast";
-    long minb = 4, maxb = 4 << 20;
-    int reps = 7, fixed_root = -1;
+    int want[NCOLL] = {0}, ncolls = 0;
+    long minb = 4, maxb = 4 << 20, factor = 4;
+    int reps = 7, warmup = 2, fixed_root = -1, raw = 0, links = 0;
     double per_rep = 0.02;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--coll") && i + 1 < argc) {
-            cname = argv[++i];
-            if (!strcmp(cname, "bcast")) c = BCAST;
-            else if (!strcmp(cname, "reduce")) c = REDUCE;
-            else if (!strcmp(cname, "allreduce")) c = ALLREDUCE;
-            else if (!strcmp(cname, "allgather")) c = ALLGATHER;
-            else if (!strcmp(cname, "alltoall")) c = ALLTOALL;
-            else goto usage;
+            char *list = strdup(argv[++i]);
+            for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+                int found = 0;
+                for (int c = 0; c < NCOLL; ++c)
+                    if (!strcmp(tok, names[c]) || !strcmp(tok, "all")) want[c] = found = 1;
+                if (!found) goto usage;
+            }
+            free(list);
         } else if (!strcmp(argv[i], "--min") && i + 1 < argc) minb = atol(argv[++i]);
         else if (!strcmp(argv[i], "--max") && i + 1 < argc) maxb = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--factor") && i + 1 < argc) factor = atol(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--warmup") && i + 1 < argc) warmup = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--time-per-rep") && i + 1 < argc) per_rep = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--raw")) raw = 1;
+        else if (!strcmp(argv[i], "--pingpong")) links = 1;
         else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
             ++i;
             fixed_root = strcmp(argv[i], "rotate") ? atoi(argv[i]) : -1;
         } else goto usage;
     }
-    if (minb < 4 || maxb < minb || reps < 1 || reps > 1000 || fixed_root >= size) goto usage;
+    for (int c = 0; c < NCOLL; ++c) ncolls += want[c];
+    if (!ncolls && !links) want[BCAST] = ncolls = 1;
+    if (minb < 4 || maxb < minb || factor < 2 || reps < 1 || reps > 1000 || warmup < 0 ||
+        fixed_root >= size)
+        goto usage;
 
-    int *a = malloc((size_t)maxb * (size_t)size), *b = malloc((size_t)maxb * (size_t)size);
+    if (links) measure_links();
+    /* buffers: a rank's block times the ranks where a collective needs it */
+    const int wide = want[ALLGATHER] || want[ALLTOALL] || want[REDUCE_SCATTER];
+    const size_t bufbytes = ncolls ? (size_t)maxb * (wide ? (size_t)size : 1) : 4;
+    int *a = malloc(bufbytes), *b = malloc(bufbytes);
     double *t = malloc(sizeof(double) * (size_t)reps);
     if (!a || !b || !t) MPI_Abort(MPI_COMM_WORLD, 2);
-    memset(a, 1, (size_t)maxb * (size_t)size);
-    if (rank == 0) printf("# coll bytes median_us min_us max_us (ranks %d)\n", size);
-    for (long bytes = minb; bytes <= maxb; bytes *= 4) {
-        const int n = (int)(bytes / 4);
-        /* warm up and size the loop: ~per_rep seconds per repetition */
-        int iters = 1;
-        for (;;) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (int k = 0; k < iters; ++k)
-                run(c, a, b, n, fixed_root >= 0 ? fixed_root : k % size);
-            double dt = slowest(MPI_Wtime() - t0);
-            if (dt >= per_rep / 4 || iters >= 100000) {
-                iters = (int)(iters * per_rep / (dt > 0 ? dt : 1e-9)) + 1;
-                if (iters > 100000) iters = 100000;
-                break;
+    memset(a, 1, bufbytes);
+    if (rank == 0 && ncolls)
+        printf(raw ? "# coll bytes us_per_rep... (ranks %d)\n"
+                   : "# coll bytes median_us min_us max_us (ranks %d)\n", size);
+    for (int ci = 0; ci < NCOLL; ++ci) {
+        if (!want[ci]) continue;
+        const enum coll c = ci;
+        for (long bytes = c == BARRIER ? 0 : minb; bytes <= (c == BARRIER ? 0 : maxb);
+             bytes *= factor) {
+            const int n = (int)(bytes / 4);
+            for (int k = 0; k < warmup; ++k) run(c, a, b, n, fixed_root >= 0 ? fixed_root : k % size);
+            /* size the loop: ~per_rep seconds per repetition */
+            int iters = 1;
+            for (;;) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                for (int k = 0; k < iters; ++k)
+                    run(c, a, b, n, fixed_root >= 0 ? fixed_root : k % size);
+                double dt = slowest(MPI_Wtime() - t0);
+                if (dt >= per_rep / 4 || iters >= 100000) {
+                    iters = (int)(iters * per_rep / (dt > 0 ? dt : 1e-9)) + 1;
+                    if (iters > 100000) iters = 100000;
+                    break;
+                }
+                iters *= 4;
             }
-            iters *= 4;
+            for (int r = 0; r < reps; ++r) {
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                for (int k = 0; k < iters; ++k)
+                    run(c, a, b, n, fixed_root >= 0 ? fixed_root : k % size);
+                t[r] = slowest(MPI_Wtime() - t0) / iters * 1e6;
+            }
+            if (rank == 0) {
+                printf("%s %ld", names[c], bytes);
+                if (raw) {
+                    for (int r = 0; r < reps; ++r) printf(" %.3f", t[r]);
+                } else {
+                    qsort(t, (size_t)reps, sizeof(double), cmp_double);
+                    printf(" %.2f %.2f %.2f", t[reps / 2], t[0], t[reps - 1]);
+                }
+                printf("\n");
+                fflush(stdout);
+            }
+            validate(c, a, b, n);
+            memset(a, 1, bufbytes);
+            if (c == BARRIER) break;
         }
-        for (int r = 0; r < reps; ++r) {
-            MPI_Barrier(MPI_COMM_WORLD);
-            double t0 = MPI_Wtime();
-            for (int k = 0; k < iters; ++k)
-                run(c, a, b, n, fixed_root >= 0 ? fixed_root : k % size);
-            t[r] = slowest(MPI_Wtime() - t0) / iters * 1e6;
-        }
-        qsort(t, (size_t)reps, sizeof(double), cmp_double);
-        if (rank == 0) {
-            printf("%s %ld %.2f %.2f %.2f\n", cname, bytes, t[reps / 2], t[0], t[reps - 1]);
-            fflush(stdout);
-        }
-        validate(c, a, b, n);
     }
     free(a);
     free(b);
@@ -162,8 +292,11 @@ int main(int argc, char **argv)
     return 0;
 usage:
     if (rank == 0)
-        fprintf(stderr, "usage: collx-bench [--coll bcast|reduce|allreduce|allgather|alltoall] [--min BYTES] "
-                        "[--max BYTES] [--reps N] [--time-per-rep S] [--root rotate|N]\n");
+        fprintf(stderr, "usage: collx-bench [--coll LIST|all] [--min BYTES] [--max BYTES] "
+                        "[--factor F] [--reps N] [--warmup N] [--time-per-rep S] "
+                        "[--root rotate|N] [--raw] [--pingpong]\n"
+                        "  LIST: comma-separated bcast,reduce,allreduce,allgather,alltoall,"
+                        "reduce_scatter,barrier,ibcast,iallreduce\n");
     MPI_Finalize();
     return 2;
 }
