@@ -400,16 +400,16 @@ std::vector<Algo> all_algos() {
     return v;
 }
 
-std::size_t default_segment(const Params &p, const Topology &t, Coll c, const Algo &a,
+std::size_t default_segment(const Params &, const Topology &t, Coll c, const Algo &a,
                             std::size_t bytes) {
     if (a.hanx) {  // coll_hanx_tuning.c's built-in defaults; 0 = one segment
         if (bytes < 524288) return 0;
         return c == Coll::Bcast ? 262144 : 131072;
     }
-    if (a.tree == COLLX_TREE_PIPELINE || a.tree == COLLX_TREE_CHAIN) {
-        const LevelParams &lp = p.level[t.nodes() > 1 ? Net : SameNode];
-        return collx_lp_segment_bytes(bytes, t.P, (lp.L + 2 * lp.o) * 1e-9, lp.G * 1e-9);
-    }
+    // adaptx's automatic LP segment, from its MCA defaults lp_alpha_ns =
+    // 2000 and lp_beta_ps_per_byte = 8000 (what a real run does)
+    if (a.tree == COLLX_TREE_PIPELINE || a.tree == COLLX_TREE_CHAIN)
+        return collx_lp_segment_bytes(bytes, t.P, 2000e-9, 8e-9);
     return c == Coll::Bcast ? 65536 : 32768;
 }
 
@@ -880,10 +880,19 @@ Params fit(const std::vector<Sample> &samples, const Params &base, double o_shar
             A.push_back({rv ? 3.0 : 1.0, 2.0, s.bytes});
             y.push_back(s.us * 1000.0);
         }
+        // relative errors: the samples span orders of magnitude, and an
+        // absolute fit would let the largest sizes decide the latency
+        std::vector<std::vector<double>> Aw(A);
+        std::vector<double> yw(y);
+        for (std::size_t r = 0; r < A.size(); ++r) {
+            const double w = 1.0 / std::max(y[r], 1.0);
+            for (double &v : Aw[r]) v *= w;
+            yw[r] *= w;
+        }
         if (A.empty()) continue;
         std::vector<double> x;
         bool ok = false;
-        if (eager && rndv && A.size() >= 3) ok = lsq(A, y, 3, &x) && x[0] >= 0 && x[1] >= 0 && x[2] >= 0;
+        if (eager && rndv && A.size() >= 3) ok = lsq(Aw, yw, 3, &x) && x[0] >= 0 && x[1] >= 0 && x[2] >= 0;
         if (ok) {
             lp.L = x[0];
             lp.o = x[1];
@@ -893,8 +902,8 @@ Params fit(const std::vector<Sample> &samples, const Params &base, double o_shar
             // through the share), slope G; split a by o_share
             const double Lw = 1.0 - o_share, ow = o_share / 2.0;  // L = Lw a, o = ow a
             std::vector<std::vector<double>> B;
-            for (auto &row : A) B.push_back({row[0] * Lw + 2.0 * ow, row[2]});
-            if (!lsq(B, y, 2, &x)) continue;
+            for (auto &row : Aw) B.push_back({row[0] * Lw + row[1] * ow, row[2]});
+            if (!lsq(B, yw, 2, &x)) continue;
             const double a = std::max(0.0, x[0]);
             lp.L = Lw * a;
             lp.o = ow * a;

@@ -170,9 +170,10 @@ std::string algo_name(const Algo &a);
 // The flat trees and hanx, as the sweep uses them.
 std::vector<Algo> all_algos();
 
-// Segment size used when the caller gives 0: adaptx's defaults (64 KiB
-// bcast, 32 KiB reductions), the LP optimum for pipeline/chain from the
-// network level's L+2o and G, hanx's built-in defaults for hanx.
+// Segment size used when the caller gives 0, as the components choose it
+// by default: adaptx's (64 KiB bcast, 32 KiB reductions; for pipeline and
+// chain the LP optimum from lp_alpha_ns/lp_beta_ps_per_byte's defaults),
+// hanx's built-in tuning defaults (0 = one segment below 512 KiB).
 std::size_t default_segment(const Params &p, const Topology &t, Coll c, const Algo &a,
                             std::size_t bytes);
 
@@ -212,7 +213,7 @@ struct Sample {
     double bytes;
     double us;
 };
-// Least squares of us = (L + 2o) + bytes * G per level (with the level's
+// Least squares, in relative error, of us = (L + 2o) + bytes * G per level (with the level's
 // eager threshold: rendezvous samples have two more L).  The split of the
 // intercept between L and o takes `o_share` (o = o_share * (L + 2o) / 2).
 // Levels without samples keep `base`'s values.  Returns the fitted params.

@@ -296,6 +296,16 @@ START_TEST(fit_recovers_the_parameters) {
         ck_assert_msg(std::fabs(f.level[l].o - truth.level[l].o) < 1e-3, "o %g", f.level[l].o);
         ck_assert_msg(std::fabs(f.level[l].G - truth.level[l].G) < 1e-9, "G %g", f.level[l].G);
     }
+    // eager samples only: L and o cannot be told apart; the intercept
+    // L + 2o is split by o_share (o = share * (L + 2o) / 2)
+    std::vector<Sample> e;
+    for (double b : {0.0, 512.0, 4096.0, 32768.0})
+        e.push_back(Sample{Net, b, (13000.0 + b * 1.25) / 1000.0});
+    const Params g = fit(e, Params::defaults(), 0.4);
+    ck_assert_msg(std::fabs(g.level[Net].L + 2 * g.level[Net].o - 13000.0) < 1e-3, "L %g o %g",
+                  g.level[Net].L, g.level[Net].o);
+    ck_assert(std::fabs(g.level[Net].o - 0.4 * 13000.0 / 2) < 1e-3);
+    ck_assert(std::fabs(g.level[Net].G - 1.25) < 1e-9);
     // the parameter file round-trips, and the samples parser reads both forms
     const Params back = Params::from_json_text(f.to_json_text());
     ck_assert(back.level[Net].L == f.level[Net].L && back.level[Net].eager == f.level[Net].eager);
