@@ -55,7 +55,8 @@ struct Params {
 };
 
 // Block placement: ranks [k*per_node, (k+1)*per_node) on node k; within a
-// node, blocks of per_socket ranks share a socket (0: one socket per node).
+// node, blocks of per_socket ranks share a socket (0: sockets unknown, all
+// same-node pairs use the SameNode level).
 struct Topology {
     int P = 1;
     int per_node = 1;
@@ -66,7 +67,7 @@ struct Topology {
     int socket(int r) const { return per_socket > 0 ? (r % per_node) / per_socket : 0; }
     Level level(int a, int b) const {
         if (node(a) != node(b)) return Net;
-        return socket(a) == socket(b) ? SameSocket : SameNode;
+        return per_socket > 0 && socket(a) == socket(b) ? SameSocket : SameNode;
     }
 };
 
