@@ -565,8 +565,10 @@ void next_step(HanxRank &r) {
 void stage_done(void *ctx, int status) {
     auto &r = *static_cast<HanxRank *>(ctx);
     if (status != COLLX_OK) ++r.h->run->failed;
-    // the next step at this time, from outside the completing operation
-    if (--r.pending == 0) r.h->e->at(r.h->e->now(), [&r]() { next_step(r); });
+    // the next step once the rank's CPU is done with this one (a blocking
+    // stage returns after its last reduction), from outside the operation
+    Engine &e = *r.h->e;
+    if (--r.pending == 0) e.at(std::max(e.now(), e.cpu_free(r.rank)), [&r]() { next_step(r); });
 }
 
 void hanx_step(HanxRank &r) {
@@ -604,6 +606,10 @@ void hanx_step(HanxRank &r) {
         r.pending = static_cast<int>(r.ops.size()) + 1;
         for (auto &op : r.ops) op->start();
         if (--r.pending > 0) return;  // stage_done continues
+        if (e.cpu_free(r.rank) > e.now()) {  // as in stage_done
+            e.at(e.cpu_free(r.rank), [&r]() { next_step(r); });
+            return;
+        }
         r.ops.clear();
         ++r.step;
     }

@@ -261,6 +261,47 @@ START_TEST(data_mode_hanx_matches_the_reference) {
 }
 END_TEST
 
+// Composition: hanx with one segment is its stages one after the other,
+// each rank starting a stage when it finished the previous one.  Since the
+// node level and the leaders share no link (the NIC carries only the
+// leader's traffic), the hanx time must equal the composition of separately
+// simulated flat stages: bcast = max over leaders k of (k's finish in the
+// leaders' bcast) + node bcast; reduce = node reduce + leaders' reduce;
+// allreduce = node reduce + max_k(leaders' allreduce finish of k) + node bcast.
+START_TEST(hanx_composes_its_stages) {
+    Params p = Params::defaults();
+    p.copy_ns_per_byte = 0;  // hanx's top stages run in place, the flat references do not
+    const std::size_t bytes = 100000;  // one hanx segment, several inner ones
+    for (int nn : {2, 3, 8})
+        for (int M : {2, 4, 5}) {
+            const Topology all{nn * M, M, 0}, leaders{nn, 1, 0}, node{M, M, 0};
+            Algo hanx;
+            hanx.hanx = true;
+            const Algo bin = flat(COLLX_TREE_BINOMIAL);
+            const double nb = run(p, node, Coll::Bcast, bin, bytes, 65536).time_ns;
+            // (the sub-collectives of a hanx allreduce use reductions' 32 KiB segments)
+            const double nb32 = run(p, node, Coll::Bcast, bin, bytes, 32768).time_ns;
+            const double nr = run(p, node, Coll::Reduce, bin, bytes, 32768).time_ns;
+            const Result lb = run(p, leaders, Coll::Bcast, bin, bytes, 65536);
+            const Result lr = run(p, leaders, Coll::Reduce, bin, bytes, 32768);
+            const Result la = run(p, leaders, Coll::Allreduce, bin, bytes, 32768);
+            double want_b = 0, want_a = 0;
+            for (int k = 0; k < nn; ++k) {
+                want_b = std::max(want_b, lb.finish_ns[k] + nb);
+                want_a = std::max(want_a, nr + la.finish_ns[k] + nb32);
+            }
+            const double want_r = nr + lr.time_ns;
+            const double got_b = run(p, all, Coll::Bcast, hanx, bytes, 0).time_ns;
+            const double got_r = run(p, all, Coll::Reduce, hanx, bytes, 0).time_ns;
+            const double got_a = run(p, all, Coll::Allreduce, hanx, bytes, 0).time_ns;
+            ck_assert_msg(close(got_b, want_b), "bcast %dx%d: %.3f, want %.3f", nn, M, got_b, want_b);
+            ck_assert_msg(close(got_r, want_r), "reduce %dx%d: %.3f, want %.3f", nn, M, got_r, want_r);
+            ck_assert_msg(close(got_a, want_a), "allreduce %dx%d: %.3f, want %.3f", nn, M, got_a,
+                          want_a);
+        }
+}
+END_TEST
+
 // 64k ranks, data-free: completes, positive, monotone in bytes
 START_TEST(sixty_four_k_ranks) {
     const Params p = Params::defaults();
@@ -332,6 +373,7 @@ int main(void) {
     tcase_add_test(tc, same_inputs_same_times);
     tcase_add_test(tc, data_mode_flat_trees_match_the_reference);
     tcase_add_test(tc, data_mode_hanx_matches_the_reference);
+    tcase_add_test(tc, hanx_composes_its_stages);
     tcase_add_test(tc, sixty_four_k_ranks);
     tcase_add_test(tc, fit_recovers_the_parameters);
     suite_add_tcase(s, tc);
