@@ -60,8 +60,8 @@ struct Engine::Ep {
 
 Engine::Engine(const Params &p, const Topology &topo, bool data)
     : p_(p), topo_(topo), data_(data) {
-    if (topo_.P < 1 || topo_.per_node < 1 || topo_.per_socket < 0)
-        throw std::invalid_argument("simulator: bad topology");
+    if (topo_.P < 1 || topo_.P >= (1 << 17) || topo_.per_node < 1 || topo_.per_socket < 0)
+        throw std::invalid_argument("simulator: bad topology (1 <= P < 131072 ranks)");
     const auto P = static_cast<std::size_t>(topo_.P);
     cpu_.assign(P, 0.0);
     port_.assign(P, 0.0);
@@ -137,22 +137,21 @@ void Engine::maybe_free(std::uint32_t id) {
 // The record this half (send or receive) belongs to: the oldest record of
 // the other kind waiting on (src, dst, tag), or a new one queued there.
 std::uint32_t Engine::pair(int src, int dst, int tag, bool is_send) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src)) << 40) ^
-                              (static_cast<std::uint64_t>(static_cast<std::uint32_t>(dst)) << 20) ^
-                              static_cast<std::uint64_t>(static_cast<std::uint32_t>(tag)) * 0x9e3779b97f4a7c15ull;
-    // (the key is a hash: records carry src/dst, and a collision is caught below)
+    // ranks < 2^17 (P <= 65536 + slack), tags < 2^30: an exact key
+    if (tag < 0 || tag >= (1 << 30)) throw std::runtime_error("simulator: tag out of range");
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 47) |
+                              (static_cast<std::uint64_t>(dst) << 30) |
+                              static_cast<std::uint64_t>(tag);
     auto it = waiting_.find(key);
     if (it != waiting_.end()) {
         const std::uint32_t head = it->second.first;
         Msg &m = msgs_[head];
-        const bool other_kind = is_send ? (m.has_recv && !m.has_send) : (m.has_send && !m.has_recv);
-        if (other_kind && m.src == src && m.dst == dst) {
+        if (is_send ? !m.has_send : !m.has_recv) {  // the other half is waiting
             it->second.first = m.next;
             if (m.next == NONE) waiting_.erase(it);
             m.next = NONE;
             return head;
         }
-        if (m.src != src || m.dst != dst) throw std::runtime_error("simulator: key collision");
     }
     const std::uint32_t id = new_msg();
     Msg &m = msgs_[id];
@@ -442,11 +441,10 @@ collx_tuning_t tuning_for(const Params &p, int tree, int fanout, std::size_t seg
     return tun;
 }
 
-// Collects rank finish times and keeps operations alive until the end.
+// Collects the ranks' finish times and failures.
 struct Runner {
     Engine &e;
     std::vector<double> finish;
-    std::vector<std::unique_ptr<Operation>> garbage;
     int failed = 0;
     explicit Runner(Engine &eng) : e(eng), finish(static_cast<std::size_t>(eng.topology().P), -1) {}
 };
