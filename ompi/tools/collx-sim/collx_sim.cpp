@@ -25,7 +25,8 @@ namespace {
 
 const char *usage_text =
     "usage: collx-sim --coll bcast|reduce|allreduce --algo ALGO --ranks P --per-node M\n"
-    "                 --bytes B [--seg BYTES] [--per-socket S] [--params FILE.json] [--ranks-out]\n"
+    "                 --bytes B [--seg BYTES] [--inner-seg BYTES] [--fanout K] [--per-socket S]\n"
+    "                 [--params FILE.json] [--ranks-out]\n"
     "       collx-sim --sweep [--coll C|all] [--per-node M] [--sizes B,B,...]\n"
     "                 [--min-ranks P] [--max-ranks P] [--algos A,A,...] [--max-messages N]\n"
     "                 [--params FILE.json]\n"
@@ -34,6 +35,8 @@ const char *usage_text =
     "       collx-sim --print-params [--params FILE.json]\n"
     "ALGO: binomial in_order_binomial binary knomial chain pipeline linear topo hanx\n"
     "      hanx:LOW:UP (trees within nodes / across leaders, e.g. hanx:binomial:pipeline)\n"
+    "--seg: segment bytes (hanx: of its pipeline; default: as the components choose);\n"
+    "--inner-seg: hanx's sub-collectives' segments; --fanout: knomial radix / chains (4).\n"
     "Sizes accept k/K (KiB) and m/M (MiB) suffixes.  Times are microseconds.\n";
 
 [[noreturn]] void die(const std::string &msg) {
@@ -122,7 +125,8 @@ int main(int argc, char **argv) {
     if (argc >= 2 && std::string(argv[1]) == "fit") return do_fit(argc, argv);
     std::string coll = "bcast", algo = "binomial", params_path, sizes = "8,1k,64k,1m", algos;
     long long P = 0, M = 64, S = 0, min_ranks = 16, max_ranks = 65536;
-    unsigned long long bytes = 0, seg = 0, max_messages = 20000000ull;
+    unsigned long long bytes = 0, seg = 0, inner_seg = 0, max_messages = 20000000ull;
+    long long fanout = 4;
     bool sweep = false, print_params = false, ranks_out = false, have_bytes = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -137,6 +141,8 @@ int main(int argc, char **argv) {
         else if (a == "--per-socket") S = static_cast<long long>(parse_size(val(), "--per-socket"));
         else if (a == "--bytes") bytes = parse_size(val(), "--bytes"), have_bytes = true;
         else if (a == "--seg") seg = parse_size(val(), "--seg");
+        else if (a == "--inner-seg") inner_seg = parse_size(val(), "--inner-seg");
+        else if (a == "--fanout") fanout = static_cast<long long>(parse_size(val(), "--fanout"));
         else if (a == "--params") params_path = val();
         else if (a == "--sweep") sweep = true;
         else if (a == "--sizes") sizes = val();
@@ -159,6 +165,7 @@ int main(int argc, char **argv) {
     }
     if (M < 1 || M > 65536) die("--per-node: 1..65536");
     if (S < 0 || S > M) die("--per-socket: 0..per-node");
+    if (fanout < 1 || fanout > 1024) die("--fanout: 1..1024");
 
     std::vector<Coll> colls;
     if (sweep && coll == "all") {
@@ -174,6 +181,8 @@ int main(int argc, char **argv) {
         if (!have_bytes) die("--bytes needed");
         Algo al;
         if (!parse_algo(algo, &al)) die("--algo: unknown algorithm " + algo + "\n" + usage_text);
+        al.fanout = static_cast<int>(fanout);
+        al.inner_seg = inner_seg;
         Topology t{static_cast<int>(P), static_cast<int>(M), static_cast<int>(S)};
         try {
             const std::size_t s = seg ? seg : default_segment(params, t, colls[0], al, bytes);
@@ -198,10 +207,16 @@ int main(int argc, char **argv) {
     std::vector<Algo> alg;
     if (algos.empty()) {
         alg = all_algos();
+        for (Algo &a : alg) {
+            a.fanout = static_cast<int>(fanout);
+            a.inner_seg = inner_seg;
+        }
     } else {
         for (const std::string &n : split(algos)) {
             Algo a;
             if (!parse_algo(n, &a)) die("--algos: unknown algorithm " + n);
+            a.fanout = static_cast<int>(fanout);
+            a.inner_seg = inner_seg;
             alg.push_back(a);
         }
     }
