@@ -42,6 +42,7 @@ struct Engine::Msg {
     void *send_token = nullptr, *recv_token = nullptr;
     char *recv_buf = nullptr;
     std::size_t recv_cap = 0;
+    double recv_posted = 0;     // when the receiver's CPU got to post it
     std::vector<char> payload;  // data mode
     std::uint32_t next = NONE;  // FIFO link while waiting for the other half
 };
@@ -207,9 +208,11 @@ int Engine::irecv_cb(void *ctx, void *buf, std::size_t count, const collx_dtype_
     m.recv_token = token;
     m.recv_buf = static_cast<char *>(buf);
     m.recv_cap = count * dt->size;
+    // posted in program order: after whatever the CPU is still busy with
+    m.recv_posted = std::max(e.now_, e.cpu_[static_cast<std::size_t>(b)]);
     if (m.has_send && m.arrived) {
         if (m.rndv)
-            e.push(e.now_ + e.p_.level[m.lv].L, CTS, id);
+            e.push(m.recv_posted + e.p_.level[m.lv].L, CTS, id);
         else
             e.deliver(id, true);
     }
@@ -292,7 +295,7 @@ double Engine::run() {
             case RTS: {
                 Msg &m = msgs_[ev.id];
                 m.arrived = true;
-                if (m.has_recv) push(now_ + p_.level[m.lv].L, CTS, ev.id);
+                if (m.has_recv) push(std::max(now_, m.recv_posted) + p_.level[m.lv].L, CTS, ev.id);
                 break;
             }
             case CTS: inject(ev.id); break;
@@ -302,7 +305,7 @@ double Engine::run() {
                     deliver(ev.id, false);
                 } else {
                     m.arrived = true;
-                    if (m.has_recv) deliver(ev.id, false);
+                    if (m.has_recv) deliver(ev.id, m.recv_posted > now_);
                 }
                 break;
             }
