@@ -181,7 +181,7 @@ Affine value(int rank, std::size_t i) {
 
 // Runs one collective in data mode and compares with the sequential fold.
 void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::size_t seg, int root,
-                bool commutative) {
+                bool commutative, const Params &params = Params::defaults()) {
     Buffers b;
     b.dt = collx_dtype_t{nullptr, sizeof(Affine), sizeof(Affine), 0, sizeof(Affine)};
     ReduceFn op{commutative ? &add : &compose};
@@ -196,7 +196,7 @@ void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::siz
         b.send.push_back(in[r].data());
         b.recv.push_back(out[r].data());
     }
-    run(Params::defaults(), Topology{P, M, 0}, c, a, count, seg, root, &b);
+    run(params, Topology{P, M, 0}, c, a, count, seg, root, &b);
     std::vector<Affine> want(count);
     for (std::size_t i = 0; i < count; ++i) {
         if (c == Coll::Bcast) {
@@ -237,6 +237,28 @@ START_TEST(data_mode_flat_trees_match_the_reference) {
                         check_data(Coll::Allreduce, a, P, 3, count, seg, 0, comm);
                     }
                 }
+}
+END_TEST
+
+// small eager limits: rendezvous everywhere, receives posted late and early
+START_TEST(data_mode_with_rendezvous) {
+    Params p = Params::defaults();
+    for (auto &lp : p.level) lp.eager = 20;
+    p.max_send = 1;
+    p.max_recv = 2;
+    Algo h;
+    h.hanx = true;
+    h.inner_seg = 48;
+    for (int tree : {COLLX_TREE_BINOMIAL, COLLX_TREE_IN_ORDER_BINOMIAL, COLLX_TREE_PIPELINE,
+                     COLLX_TREE_LINEAR})
+        for (int P : {2, 5, 9})
+            for (std::size_t count : {std::size_t(1), std::size_t(40)}) {
+                const Algo a = flat(tree);
+                check_data(Coll::Bcast, a, P, 2, count, 64, P - 1, true, p);
+                check_data(Coll::Reduce, a, P, 2, count, 64, P / 2, false, p);
+                check_data(Coll::Allreduce, a, P, 3, count, 64, 0, false, p);
+                check_data(Coll::Allreduce, h, P, 2, count, 96, 0, false, p);
+            }
 }
 END_TEST
 
@@ -373,6 +395,7 @@ int main(void) {
     tcase_add_test(tc, same_inputs_same_times);
     tcase_add_test(tc, data_mode_flat_trees_match_the_reference);
     tcase_add_test(tc, data_mode_hanx_matches_the_reference);
+    tcase_add_test(tc, data_mode_with_rendezvous);
     tcase_add_test(tc, hanx_composes_its_stages);
     tcase_add_test(tc, sixty_four_k_ranks);
     tcase_add_test(tc, fit_recovers_the_parameters);
