@@ -9,6 +9,9 @@
 #
 #   contrib/sim/compare.sh [NODES [PER [OUTDIR]]]     (root; from the build tree)
 #
+# COLLX_SIM_RATE=200mbit limits each node's egress (cluster.sh --rate): the
+# network then dominates the CPU noise of a shared machine.
+#
 # Short runs on purpose: a shared machine is noisy, read the table as such.
 set -u
 nodes=${1:-2} per=${2:-2} out=${3:-/tmp/collx-sim-compare}
@@ -35,9 +38,11 @@ done
 EOF
 chmod +x "$out/pp.sh" "$out/bench.sh"
 cl="$src/test/cluster/cluster.sh"
+rate=()
+[ -n "${COLLX_SIM_RATE:-}" ] && rate=(--rate "$COLLX_SIM_RATE")
 if [ "${COLLX_SIM_PP_ALONE:-0}" = 1 ]; then  # 2 ranks only: the links without contention
-    "$cl" -n 2 -m 1 --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/net.json" || exit 1
-    "$cl" -n 1 -m 2 --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/node.json" || exit 1
+    "$cl" -n 2 -m 1 "${rate[@]}" --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/net.json" || exit 1
+    "$cl" -n 1 -m 2 "${rate[@]}" --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/node.json" || exit 1
     python3 - "$out" <<'PY'
 import json, sys
 o = sys.argv[1]
@@ -45,12 +50,12 @@ s = json.load(open(o + "/net.json")); s.update(json.load(open(o + "/node.json"))
 json.dump(s, open(o + "/samples.json", "w"))
 PY
 else  # the same layout as the collectives: the other ranks compete for the cores
-    "$cl" -n "$nodes" -m "$per" --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/samples.json" || exit 1
+    "$cl" -n "$nodes" -m "$per" "${rate[@]}" --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/samples.json" || exit 1
 fi
 "$B/collx-sim" fit "$out/samples.json" --out "$out/params.json" || exit 1
-"$cl" -n "$nodes" -m "$per" --timeout 800 -- --exec "$out/bench.sh" > "$out/bench.txt" 2>/dev/null
+"$cl" -n "$nodes" -m "$per" "${rate[@]}" --timeout 800 -- --exec "$out/bench.sh" > "$out/bench.txt" 2>/dev/null
 P=$((nodes * per))
-echo "# $nodes nodes x $per ranks; measured = min of 3 repetitions; predicted with $out/params.json"
+echo "# $nodes nodes x $per ranks${COLLX_SIM_RATE:+, egress $COLLX_SIM_RATE}; measured = min of 3 repetitions; predicted with $out/params.json"
 echo "| coll | algo | bytes | measured µs | predicted µs | predicted/measured |"
 echo "|---|---|---:|---:|---:|---:|"
 while read -r algo coll bytes med min max; do

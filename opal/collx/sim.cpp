@@ -841,89 +841,79 @@ std::string Params::to_json_text() const {
 
 namespace {
 
-// Least squares x minimising |A x - y| for n <= 3 unknowns (normal equations,
-// Gaussian elimination with pivoting).  false when singular.
-bool lsq(const std::vector<std::vector<double>> &A, const std::vector<double> &y, int n,
-         std::vector<double> *x) {
-    double M[3][4] = {};
-    for (std::size_t r = 0; r < A.size(); ++r)
-        for (int i = 0; i < n; ++i) {
-            for (int k = 0; k < n; ++k) M[i][k] += A[r][static_cast<std::size_t>(i)] * A[r][static_cast<std::size_t>(k)];
-            M[i][n] += A[r][static_cast<std::size_t>(i)] * y[r];
-        }
-    for (int c = 0; c < n; ++c) {
-        int piv = c;
-        for (int r = c + 1; r < n; ++r)
-            if (std::fabs(M[r][c]) > std::fabs(M[piv][c])) piv = r;
-        if (std::fabs(M[piv][c]) < 1e-300) return false;
-        for (int k = 0; k <= n; ++k) std::swap(M[c][k], M[piv][k]);
-        for (int r = 0; r < n; ++r) {
-            if (r == c) continue;
-            const double f = M[r][c] / M[c][c];
-            for (int k = c; k <= n; ++k) M[r][k] -= f * M[c][k];
-        }
-    }
-    x->assign(static_cast<std::size_t>(n), 0);
-    for (int i = 0; i < n; ++i) (*x)[static_cast<std::size_t>(i)] = M[i][n] / M[i][i];
-    return true;
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
 
+// Per level, from one-way times t(k) (ns) of k-byte messages:
+//   G      the least-squares slope over the large samples: those of the
+//          largest sample's protocol with k >= largest / 16 (the asymptotic
+//          cost per byte; a straight line through all sizes would be pulled
+//          by caches, bursts and protocol switches);
+//   L + 2o the median of t - kG over the small eager samples (k <= 1 KiB,
+//          else the three smallest eager ones);
+//   L      the median of (t - kG - (L + 2o)) / 2 over the rendezvous
+//          samples up to 4x the eager limit (their two extra latencies)
+//          when it lies in (0, L + 2o); else L + 2o is split by o_share
+//          (o = o_share (L + 2o) / 2).
 Params fit(const std::vector<Sample> &samples, const Params &base, double o_share,
            std::string *report) {
     Params p = base;
     std::ostringstream rep;
     for (int l = 0; l < NLevels; ++l) {
         LevelParams &lp = p.level[l];
-        std::vector<std::vector<double>> A;
-        std::vector<double> y;
-        bool eager = false, rndv = false;
-        for (const Sample &s : samples) {
-            if (s.level != l) continue;
-            const bool rv = s.bytes > static_cast<double>(lp.eager);
-            (rv ? rndv : eager) = true;
-            // one way: L + 2o + bytes*G (eager); rendezvous adds RTS + CTS: 3L + 2o + bytes*G
-            A.push_back({rv ? 3.0 : 1.0, 2.0, s.bytes});
-            y.push_back(s.us * 1000.0);
+        std::vector<Sample> v;
+        for (const Sample &s : samples)
+            if (s.level == l && s.bytes >= 0 && s.us >= 0) v.push_back(s);
+        if (v.empty()) continue;
+        std::sort(v.begin(), v.end(), [](const Sample &x, const Sample &y) { return x.bytes < y.bytes; });
+        const double eager = static_cast<double>(lp.eager);
+        auto rndv = [&](const Sample &s) { return s.bytes > eager; };
+        const Sample &big = v.back();
+        // G: slope over the large samples of the largest one's protocol
+        double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+        for (const Sample &s : v)
+            if (s.bytes >= big.bytes / 16 && rndv(s) == rndv(big)) {
+                const double y = s.us * 1000.0;
+                sx += s.bytes, sy += y, sxx += s.bytes * s.bytes, sxy += s.bytes * y, n += 1;
+            }
+        double G = 0;
+        if (n >= 2 && n * sxx - sx * sx > 0) G = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        else if (big.bytes > 0) G = big.us * 1000.0 / big.bytes;  // one size: through the origin
+        G = std::max(0.0, G);
+        // L + 2o: the small eager samples
+        std::vector<double> small;
+        for (const Sample &s : v)
+            if (!rndv(s) && s.bytes <= 1024) small.push_back(s.us * 1000.0 - s.bytes * G);
+        for (const Sample &s : v)
+            if (small.size() < 3 && !rndv(s) && s.bytes > 1024) small.push_back(s.us * 1000.0 - s.bytes * G);
+        const double a = small.empty() ? 0.0 : std::max(0.0, median(small));
+        // L from the extra round trip of the rendezvous samples nearest the
+        // eager limit (where an error in G matters least), if plausible
+        std::vector<double> extra;
+        for (const Sample &s : v)
+            if (rndv(s) && s.bytes <= 4 * eager) extra.push_back((s.us * 1000.0 - s.bytes * G - a) / 2);
+        double L = (1.0 - o_share) * a;
+        if (!extra.empty() && !small.empty()) {
+            const double x = median(extra);
+            if (x > 0 && x < a) L = x;
         }
-        // relative errors: the samples span orders of magnitude, and an
-        // absolute fit would let the largest sizes decide the latency
-        std::vector<std::vector<double>> Aw(A);
-        std::vector<double> yw(y);
-        for (std::size_t r = 0; r < A.size(); ++r) {
-            const double w = 1.0 / std::max(y[r], 1.0);
-            for (double &v : Aw[r]) v *= w;
-            yw[r] *= w;
+        lp.G = G;
+        lp.L = L;
+        lp.o = (a - L) / 2;
+        double worst = 0;
+        for (const Sample &s : v) {
+            const double pred = (rndv(s) ? 3 : 1) * lp.L + 2 * lp.o + s.bytes * lp.G;
+            const double y = s.us * 1000.0;
+            worst = std::max(worst, std::fabs(pred - y) / std::max(y, 1.0));
         }
-        if (A.empty()) continue;
-        std::vector<double> x;
-        bool ok = false;
-        if (eager && rndv && A.size() >= 3) ok = lsq(Aw, yw, 3, &x) && x[0] >= 0 && x[1] >= 0 && x[2] >= 0;
-        if (ok) {
-            lp.L = x[0];
-            lp.o = x[1];
-            lp.G = x[2];
-        } else {
-            // intercept a = L + 2o (+2L for rendezvous samples, folded in
-            // through the share), slope G; split a by o_share
-            const double Lw = 1.0 - o_share, ow = o_share / 2.0;  // L = Lw a, o = ow a
-            std::vector<std::vector<double>> B;
-            for (auto &row : Aw) B.push_back({row[0] * Lw + row[1] * ow, row[2]});
-            if (!lsq(B, yw, 2, &x)) continue;
-            const double a = std::max(0.0, x[0]);
-            lp.L = Lw * a;
-            lp.o = ow * a;
-            lp.G = std::max(0.0, x[1]);
-        }
-        double err = 0;
-        for (std::size_t r = 0; r < A.size(); ++r) {
-            const double pred = A[r][0] * lp.L + 2 * lp.o + A[r][2] * lp.G;
-            err = std::max(err, std::fabs(pred - y[r]) / std::max(y[r], 1e-9));
-        }
-        rep << level_name(l) << ": " << A.size() << " samples, L " << lp.L << " ns, o " << lp.o
+        rep << level_name(l) << ": " << v.size() << " samples, L " << lp.L << " ns, o " << lp.o
             << " ns, G " << lp.G << " ns/B (" << (lp.G > 0 ? 1.0 / lp.G : 0.0)
-            << " GB/s); worst relative error " << err * 100 << "%\n";
+            << " GB/s); worst relative error " << worst * 100 << "%\n";
     }
     if (report) *report = rep.str();
     return p;

@@ -214,10 +214,11 @@ struct Sample {
     double bytes;
     double us;
 };
-// Least squares, in relative error, of us = (L + 2o) + bytes * G per level (with the level's
-// eager threshold: rendezvous samples have two more L).  The split of the
-// intercept between L and o takes `o_share` (o = o_share * (L + 2o) / 2).
-// Levels without samples keep `base`'s values.  Returns the fitted params.
+// Per level: G from the slope of the largest samples (asymptotic cost per
+// byte), L + 2o from the small eager ones, L from the rendezvous samples'
+// extra round trip (3L + 2o + kG), else L + 2o split by o_share
+// (o = o_share * (L + 2o) / 2); medians against noise.  Levels without
+// samples keep `base`'s values.  Details: docs/simulator.md.
 Params fit(const std::vector<Sample> &samples, const Params &base, double o_share = 0.25,
            std::string *report = nullptr);
 // Samples from JSON {"net": [[bytes, us], ...], "node": [...], "socket": [...]}
