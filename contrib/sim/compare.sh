@@ -52,7 +52,9 @@ PY
 else  # the same layout as the collectives: the other ranks compete for the cores
     "$cl" -n "$nodes" -m "$per" "${rate[@]}" --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/samples.json" || exit 1
 fi
-"$B/collx-sim" fit "$out/samples.json" --out "$out/params.json" || exit 1
+# the rest (nic_in false: the emulated links are shaped on egress only) from the shipped file
+"$B/collx-sim" fit "$out/samples.json" --params "$src/contrib/sim/emulated-cluster.json" \
+    --out "$out/params.json" || exit 1
 "$cl" -n "$nodes" -m "$per" "${rate[@]}" --timeout 800 -- --exec "$out/bench.sh" > "$out/bench.txt" 2>/dev/null
 P=$((nodes * per))
 echo "# $nodes nodes x $per ranks${COLLX_SIM_RATE:+, egress $COLLX_SIM_RATE}; measured = min of 3 repetitions; predicted with $out/params.json"

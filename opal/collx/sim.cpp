@@ -255,8 +255,8 @@ void Engine::inject(std::uint32_t id) {
     port_[a] = end;
     last_inject_[a] = start;
     double arrive = end + lp.L;
-    if (nic) {
-        nic_out_[na] = end;
+    if (nic) nic_out_[na] = end;
+    if (nic && p_.nic_in) {
         const double rx = std::max(start + lp.L, nic_in_[nb]);
         arrive = rx + dur;
         nic_in_[nb] = arrive;
@@ -789,9 +789,9 @@ Params Params::from_json_text(const std::string &text, const Params &base) {
             read_num(j, "reduce_ns_per_byte", &p.reduce_ns_per_byte);
         } else if (k == "copy_ns_per_byte") {
             read_num(j, "copy_ns_per_byte", &p.copy_ns_per_byte);
-        } else if (k == "nic") {
-            if (!v.is_boolean()) throw std::runtime_error("\"nic\" must be true or false");
-            p.nic = v.get<bool>();
+        } else if (k == "nic" || k == "nic_in") {
+            if (!v.is_boolean()) throw std::runtime_error("\"" + k + "\" must be true or false");
+            (k == "nic" ? p.nic : p.nic_in) = v.get<bool>();
         } else if (k == "max_send" || k == "max_recv") {
             if (!v.is_number_integer() || v.get<long long>() < 1)
                 throw std::runtime_error("\"" + k + "\" must be an integer >= 1");
@@ -832,6 +832,7 @@ std::string Params::to_json_text() const {
     j["reduce_ns_per_byte"] = reduce_ns_per_byte;
     j["copy_ns_per_byte"] = copy_ns_per_byte;
     j["nic"] = nic;
+    j["nic_in"] = nic_in;
     j["max_send"] = max_send;
     j["max_recv"] = max_recv;
     return j.dump(2) + "\n";

@@ -42,6 +42,8 @@ struct Params {
     double reduce_ns_per_byte = 0;  // reduce_local cost
     double copy_ns_per_byte = 0;    // copy cost (also unexpected eager messages)
     bool nic = true;                // one NIC per node serialises inter-node bytes
+    bool nic_in = true;             // ... also incoming ones (false: only egress is a
+                                    // bottleneck, as with cluster.sh --rate's shaping)
     int max_send = 8;               // executor limits (adaptx defaults)
     int max_recv = 8;
 
