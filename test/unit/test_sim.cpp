@@ -133,6 +133,41 @@ START_TEST(nic_serialises_a_nodes_inter_node_bytes) {
 }
 END_TEST
 
+// M nodes each send B bytes to a rank of node 0 at once: with nic_in the
+// receiving NIC serialises them, without only each sender's NIC counts
+START_TEST(nic_in_serialises_incoming_bytes) {
+    const double L = 5000, o = 400, G = 1.0;
+    const std::size_t B = 10000;
+    for (int M : {2, 3, 8}) {
+        for (bool in : {true, false}) {
+            Params p = plain(L, o, G);
+            p.nic = true;
+            p.nic_in = in;
+            Engine e(p, Topology{2 * (M + 1), 2, 0}, false);  // node 0 = ranks 0, 1
+            e.complete = &record;
+            g_engine = &e;
+            g_done.assign(static_cast<std::size_t>(2 * M), -1);
+            collx_dtype_t dt{nullptr, 1, 1, 0, 1};
+            static char buf[1];
+            const collx_transport_t *r = e.transport(0);
+            for (int k = 1; k <= M; ++k) {  // the first rank of nodes 1..M sends to rank 0
+                const collx_transport_t *snd = e.transport(2 * k);
+                ck_assert_int_eq(r->irecv(r->ctx, buf, B, &dt, 2 * k, 7,
+                                          reinterpret_cast<void *>(std::intptr_t(k))), 0);
+                ck_assert_int_eq(snd->isend(snd->ctx, buf, B, &dt, 0, 7,
+                                            reinterpret_cast<void *>(std::intptr_t(M + k))), 0);
+            }
+            e.run();
+            double last = 0;
+            for (int k = 1; k <= M; ++k) last = std::max(last, g_done[static_cast<std::size_t>(k)]);
+            // the receiver's CPU takes o per message either way
+            const double want = in ? o + L + M * B * G + o : o + L + B * G + M * o;
+            ck_assert_msg(close(last, want), "M=%d nic_in=%d: %.3f, want %.3f", M, in, last, want);
+        }
+    }
+}
+END_TEST
+
 START_TEST(rendezvous_adds_a_round_trip) {
     Params p = plain(1000, 200, 0.5);
     p.level[Net].eager = 4096;
@@ -391,6 +426,7 @@ int main(void) {
     tcase_add_test(tc, chain_bcast_closed_form);
     tcase_add_test(tc, binomial_bcast_closed_form);
     tcase_add_test(tc, nic_serialises_a_nodes_inter_node_bytes);
+    tcase_add_test(tc, nic_in_serialises_incoming_bytes);
     tcase_add_test(tc, rendezvous_adds_a_round_trip);
     tcase_add_test(tc, same_inputs_same_times);
     tcase_add_test(tc, data_mode_flat_trees_match_the_reference);
