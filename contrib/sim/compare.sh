@@ -1,0 +1,68 @@
+#!/bin/bash
+# Simulator against real runs on emulated nodes (docs/simulator.md): fits
+# the parameters from collx-pingpong on the same NODES x PER layout (rank 0
+# with a rank on its node and one on another; the others idle, competing
+# for the cores as in the collectives; COLLX_SIM_PP_ALONE=1: on 2 ranks
+# only, 2 nodes x 1 and 1 node x 2), times collectives with collx-bench on NODES x PER ranks
+# through adaptx (binomial, pipeline) and hanx, and prints a table of
+# measured (minimum over repetitions) against predicted microseconds.
+#
+#   contrib/sim/compare.sh [NODES [PER [OUTDIR]]]     (root; from the build tree)
+#
+# COLLX_SIM_RATE=200mbit limits each node's egress (cluster.sh --rate): the
+# network then dominates the CPU noise of a shared machine.
+#
+# Short runs on purpose: a shared machine is noisy, read the table as such.
+set -u
+nodes=${1:-2} per=${2:-2} out=${3:-/tmp/collx-sim-compare}
+B=$(pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
+[ -x "$B/collx-sim" ] && [ -x "$B/collx-pingpong" ] && [ -x "$B/collx-bench" ] ||
+    { echo "compare.sh: run from the build tree after make" >&2; exit 2; }
+mkdir -p "$out"
+cat > "$out/pp.sh" <<EOF
+#!/bin/bash
+export OMPI_MCA_mca_base_component_path=$B/.libs:${OMPI_PKGLIBDIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}
+timeout 120 \$COLLX_MPIRUN -np \$COLLX_CLUSTER_NP $B/collx-pingpong --max 1048576 --reps 9 --iters 30
+EOF
+cat > "$out/bench.sh" <<EOF
+#!/bin/bash
+export OMPI_MCA_mca_base_component_path=$B/.libs:${OMPI_PKGLIBDIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}
+bench() { local c=\$1; shift; timeout 120 \$COLLX_MPIRUN -np \$COLLX_CLUSTER_NP "\$@" $B/collx-bench --coll \$c --min 16 --max 1048576 --reps 3 --time-per-rep 0.05 --root 0 2>/dev/null | grep -v '^#'; }
+for coll in bcast reduce allreduce; do
+  for algo in binomial pipeline; do
+    bench \$coll --mca coll_adaptx_priority 100 --mca coll_adaptx_\${coll}_algorithm \$algo | sed "s/^/\$algo /"
+  done
+  bench \$coll --mca coll_hanx_priority 100 | sed "s/^/hanx /"
+done
+EOF
+chmod +x "$out/pp.sh" "$out/bench.sh"
+cl="$src/test/cluster/cluster.sh"
+rate=()
+[ -n "${COLLX_SIM_RATE:-}" ] && rate=(--rate "$COLLX_SIM_RATE")
+if [ "${COLLX_SIM_PP_ALONE:-0}" = 1 ]; then  # 2 ranks only: the links without contention
+    "$cl" -n 2 -m 1 "${rate[@]}" --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/net.json" || exit 1
+    "$cl" -n 1 -m 2 "${rate[@]}" --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/node.json" || exit 1
+    python3 - "$out" <<'PY'
+import json, sys
+o = sys.argv[1]
+s = json.load(open(o + "/net.json")); s.update(json.load(open(o + "/node.json")))
+json.dump(s, open(o + "/samples.json", "w"))
+PY
+else  # the same layout as the collectives: the other ranks compete for the cores
+    "$cl" -n "$nodes" -m "$per" "${rate[@]}" --timeout 200 -- --exec "$out/pp.sh" 2>/dev/null > "$out/samples.json" || exit 1
+fi
+# the rest (nic_in false: the emulated links are shaped on egress only) from the shipped file
+"$B/collx-sim" fit "$out/samples.json" --params "$src/contrib/sim/emulated-cluster.json" \
+    --out "$out/params.json" || exit 1
+"$cl" -n "$nodes" -m "$per" "${rate[@]}" --timeout 800 -- --exec "$out/bench.sh" > "$out/bench.txt" 2>/dev/null
+P=$((nodes * per))
+echo "# $nodes nodes x $per ranks${COLLX_SIM_RATE:+, egress $COLLX_SIM_RATE}; measured = min of 3 repetitions; predicted with $out/params.json"
+echo "| coll | algo | bytes | measured µs | predicted µs | predicted/measured |"
+echo "|---|---|---:|---:|---:|---:|"
+while read -r algo coll bytes med min max; do
+    pred=$("$B/collx-sim" --coll "$coll" --algo "$algo" --ranks $P --per-node "$per" \
+           --bytes "$bytes" --params "$out/params.json" 2>/dev/null)
+    awk -v c="$coll" -v a="$algo" -v b="$bytes" -v m="$min" -v p="$pred" \
+        'BEGIN { printf "| %s | %s | %d | %.1f | %.1f | %.2f |\n", c, a, b, m, p, p / m }'
+done < "$out/bench.txt"

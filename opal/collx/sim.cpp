@@ -1,0 +1,970 @@
+// Discrete-event simulator: engine, transport, flat and hanx collectives,
+// parameter fitting.  See sim.hpp and docs/simulator.md.
+#include "sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "executor.hpp"
+
+namespace collx {
+namespace sim {
+
+namespace {
+constexpr std::uint32_t NONE = 0xffffffffu;
+enum EvType : std::uint32_t { INJECT, ARRIVE, RTS, CTS, SEND_DONE, RECV_DONE, CALL };
+}  // namespace
+
+const char *level_name(int lv) {
+    switch (lv) {
+        case SameSocket: return "socket";
+        case SameNode: return "node";
+        case Net: return "net";
+    }
+    return "?";
+}
+
+// One message: created by whichever of isend/irecv comes first and
+// completed by the other (FIFO per (src, dst, tag), as MPI matches).
+struct Engine::Msg {
+    int src = -1, dst = -1;
+    std::size_t bytes = 0;
+    Level lv = Net;
+    bool has_send = false, has_recv = false;
+    bool rndv = false;
+    bool arrived = false;      // eager: data here; rendezvous: RTS here
+    bool send_done = false, recv_done = false;
+    void *send_token = nullptr, *recv_token = nullptr;
+    char *recv_buf = nullptr;
+    std::size_t recv_cap = 0;
+    double recv_posted = 0;     // when the receiver's CPU got to post it
+    std::vector<char> payload;  // data mode
+    std::uint32_t next = NONE;  // FIFO link while waiting for the other half
+};
+
+struct Engine::Ep {
+    Engine *e;
+    int rank;                         // global
+    const std::vector<int> *members;  // group rank -> global, or nullptr
+    collx_transport_t t;
+    int global(int peer) const {
+        if (!members) return peer;
+        if (peer < 0 || peer >= static_cast<int>(members->size())) return -1;
+        return (*members)[static_cast<std::size_t>(peer)];
+    }
+};
+
+Engine::Engine(const Params &p, const Topology &topo, bool data)
+    : p_(p), topo_(topo), data_(data) {
+    if (topo_.P < 1 || topo_.P >= (1 << 17) || topo_.per_node < 1 || topo_.per_socket < 0)
+        throw std::invalid_argument("simulator: bad topology (1 <= P < 131072 ranks)");
+    const auto P = static_cast<std::size_t>(topo_.P);
+    cpu_.assign(P, 0.0);
+    port_.assign(P, 0.0);
+    last_inject_.assign(P, -1e300);
+    nic_out_.assign(static_cast<std::size_t>(topo_.nodes()), 0.0);
+    nic_in_ = nic_out_;
+    waiting_.reserve(P * 2);
+}
+
+Engine::~Engine() = default;
+
+const collx_transport_t *Engine::transport(int rank, const std::vector<int> *members) {
+    auto ep = std::make_unique<Ep>();
+    ep->e = this;
+    ep->rank = rank;
+    ep->members = members && !members->empty() ? members : nullptr;
+    collx_transport_t &t = ep->t;
+    t.ctx = ep.get();
+    if (ep->members) {
+        t.size = static_cast<int>(members->size());
+        t.rank = static_cast<int>(std::find(members->begin(), members->end(), rank) -
+                                  members->begin());
+        if (t.rank == t.size) throw std::invalid_argument("simulator: rank not in its group");
+    } else {
+        t.size = topo_.P;
+        t.rank = rank;
+    }
+    t.isend = &Engine::isend_cb;
+    t.irecv = &Engine::irecv_cb;
+    t.reduce_local = &Engine::reduce_cb;
+    t.copy = &Engine::copy_cb;
+    eps_.push_back(std::move(ep));
+    return &eps_.back()->t;
+}
+
+void Engine::push(double t, std::uint32_t type, std::uint32_t id) {
+    q_.push(Event{t, seq_++, type, id});
+}
+
+void Engine::at(double t, std::function<void()> f) {
+    std::uint32_t id;
+    if (!free_calls_.empty()) {
+        id = free_calls_.back();
+        free_calls_.pop_back();
+        calls_[id] = std::move(f);
+    } else {
+        id = static_cast<std::uint32_t>(calls_.size());
+        calls_.push_back(std::move(f));
+    }
+    push(std::max(t, now_), CALL, id);
+}
+
+std::uint32_t Engine::new_msg() {
+    if (!free_msgs_.empty()) {
+        std::uint32_t id = free_msgs_.back();
+        free_msgs_.pop_back();
+        msgs_[id] = Msg{};
+        return id;
+    }
+    msgs_.emplace_back();
+    return static_cast<std::uint32_t>(msgs_.size() - 1);
+}
+
+void Engine::free_msg(std::uint32_t id) {
+    msgs_[id].payload = std::vector<char>();
+    free_msgs_.push_back(id);
+}
+
+void Engine::maybe_free(std::uint32_t id) {
+    if (msgs_[id].send_done && msgs_[id].recv_done) free_msg(id);
+}
+
+// The record this half (send or receive) belongs to: the oldest record of
+// the other kind waiting on (src, dst, tag), or a new one queued there.
+std::uint32_t Engine::pair(int src, int dst, int tag, bool is_send) {
+    // ranks < 2^17 (P <= 65536 + slack), tags < 2^30: an exact key
+    if (tag < 0 || tag >= (1 << 30)) throw std::runtime_error("simulator: tag out of range");
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 47) |
+                              (static_cast<std::uint64_t>(dst) << 30) |
+                              static_cast<std::uint64_t>(tag);
+    auto it = waiting_.find(key);
+    if (it != waiting_.end()) {
+        const std::uint32_t head = it->second.first;
+        Msg &m = msgs_[head];
+        if (is_send ? !m.has_send : !m.has_recv) {  // the other half is waiting
+            it->second.first = m.next;
+            if (m.next == NONE) waiting_.erase(it);
+            m.next = NONE;
+            return head;
+        }
+    }
+    const std::uint32_t id = new_msg();
+    Msg &m = msgs_[id];
+    m.src = src;
+    m.dst = dst;
+    auto [jt, fresh] = waiting_.try_emplace(key, id, id);
+    if (!fresh) {
+        msgs_[jt->second.second].next = id;
+        jt->second.second = id;
+    }
+    return id;
+}
+
+int Engine::isend_cb(void *ctx, const void *buf, std::size_t count, const collx_dtype_t *dt,
+                     int peer, int tag, void *token) {
+    auto *ep = static_cast<Ep *>(ctx);
+    Engine &e = *ep->e;
+    const int a = ep->rank, b = ep->global(peer);
+    if (b < 0 || b >= e.topo_.P || b == a) return 2;
+    const std::size_t bytes = count * dt->size;
+    const std::uint32_t id = e.pair(a, b, tag, true);
+    Msg &m = e.msgs_[id];
+    m.has_send = true;
+    m.bytes = bytes;
+    m.send_token = token;
+    m.lv = e.topo_.level(a, b);
+    const LevelParams &lp = e.p_.level[m.lv];
+    m.rndv = bytes > lp.eager;
+    if (e.data_) {
+        const char *p = static_cast<const char *>(buf);
+        m.payload.assign(p, p + bytes);
+    }
+    ++e.nmsg_;
+    double &cpu = e.cpu_[static_cast<std::size_t>(a)];
+    const double c0 = std::max(e.now_, cpu);
+    cpu = c0 + lp.o;
+    if (m.rndv)
+        e.push(c0 + lp.o + lp.L, RTS, id);  // the envelope reaches the receiver
+    else
+        e.push(c0 + lp.o, INJECT, id);
+    return 0;
+}
+
+int Engine::irecv_cb(void *ctx, void *buf, std::size_t count, const collx_dtype_t *dt, int peer,
+                     int tag, void *token) {
+    auto *ep = static_cast<Ep *>(ctx);
+    Engine &e = *ep->e;
+    const int b = ep->rank, a = ep->global(peer);
+    if (a < 0 || a >= e.topo_.P || a == b) return 2;
+    const std::uint32_t id = e.pair(a, b, tag, false);
+    Msg &m = e.msgs_[id];
+    m.has_recv = true;
+    m.recv_token = token;
+    m.recv_buf = static_cast<char *>(buf);
+    m.recv_cap = count * dt->size;
+    // posted in program order: after whatever the CPU is still busy with
+    m.recv_posted = std::max(e.now_, e.cpu_[static_cast<std::size_t>(b)]);
+    if (m.has_send && m.arrived) {
+        if (m.rndv)
+            e.push(m.recv_posted + e.p_.level[m.lv].L, CTS, id);
+        else
+            e.deliver(id, true);
+    }
+    return 0;
+}
+
+int Engine::reduce_cb(void *ctx, const void *in, void *inout, std::size_t count,
+                      const collx_dtype_t *dt, void *op) {
+    auto *ep = static_cast<Ep *>(ctx);
+    Engine &e = *ep->e;
+    double &cpu = e.cpu_[static_cast<std::size_t>(ep->rank)];
+    cpu = std::max(e.now_, cpu) + static_cast<double>(count * dt->size) * e.p_.reduce_ns_per_byte;
+    if (e.data_ && op) static_cast<ReduceFn *>(op)->fn(in, inout, count);
+    return 0;
+}
+
+int Engine::copy_cb(void *ctx, void *dst, const void *src, std::size_t count,
+                    const collx_dtype_t *dt) {
+    auto *ep = static_cast<Ep *>(ctx);
+    Engine &e = *ep->e;
+    double &cpu = e.cpu_[static_cast<std::size_t>(ep->rank)];
+    cpu = std::max(e.now_, cpu) + static_cast<double>(count * dt->size) * e.p_.copy_ns_per_byte;
+    if (e.data_ && count) std::memmove(dst, src, count * dt->size);
+    return 0;
+}
+
+// The data leaves the sender's port (and across nodes its node's NIC, then
+// enters the receiving node's NIC).
+void Engine::inject(std::uint32_t id) {
+    Msg &m = msgs_[id];
+    const LevelParams &lp = p_.level[m.lv];
+    const auto a = static_cast<std::size_t>(m.src);
+    const double dur = static_cast<double>(m.bytes) * lp.G;
+    double start = std::max({now_, port_[a], last_inject_[a] + lp.g});
+    const bool nic = p_.nic && m.lv == Net;
+    const auto na = static_cast<std::size_t>(topo_.node(m.src));
+    const auto nb = static_cast<std::size_t>(topo_.node(m.dst));
+    if (nic) start = std::max(start, nic_out_[na]);
+    const double end = start + dur;
+    port_[a] = end;
+    last_inject_[a] = start;
+    double arrive = end + lp.L;
+    if (nic) nic_out_[na] = end;
+    if (nic && p_.nic_in) {
+        const double rx = std::max(start + lp.L, nic_in_[nb]);
+        arrive = rx + dur;
+        nic_in_[nb] = arrive;
+    }
+    push(end, SEND_DONE, id);
+    push(arrive, ARRIVE, id);
+}
+
+// The receive completes: the receiver's CPU spends o (and a copy out of
+// the unexpected-message buffer for an eager message that came first).
+void Engine::deliver(std::uint32_t id, bool unexpected) {
+    Msg &m = msgs_[id];
+    const LevelParams &lp = p_.level[m.lv];
+    double &cpu = cpu_[static_cast<std::size_t>(m.dst)];
+    double t = std::max(now_, cpu) + lp.o;
+    if (unexpected && !m.rndv) t += static_cast<double>(m.bytes) * p_.copy_ns_per_byte;
+    cpu = t;
+    push(t, RECV_DONE, id);
+}
+
+double Engine::run() {
+    while (!q_.empty()) {
+        const Event ev = q_.top();
+        q_.pop();
+        now_ = ev.t;
+        ++nevents_;
+        switch (ev.type) {
+            case CALL: {
+                std::function<void()> f = std::move(calls_[ev.id]);
+                calls_[ev.id] = nullptr;
+                free_calls_.push_back(ev.id);
+                f();
+                break;
+            }
+            case INJECT: inject(ev.id); break;
+            case RTS: {
+                Msg &m = msgs_[ev.id];
+                m.arrived = true;
+                if (m.has_recv) push(std::max(now_, m.recv_posted) + p_.level[m.lv].L, CTS, ev.id);
+                break;
+            }
+            case CTS: inject(ev.id); break;
+            case ARRIVE: {
+                Msg &m = msgs_[ev.id];
+                if (m.rndv) {
+                    deliver(ev.id, false);
+                } else {
+                    m.arrived = true;
+                    if (m.has_recv) deliver(ev.id, m.recv_posted > now_);
+                }
+                break;
+            }
+            case SEND_DONE: {
+                Msg &m = msgs_[ev.id];
+                m.send_done = true;
+                void *tok = m.send_token;
+                maybe_free(ev.id);  // (before the callback: it may post and grow msgs_)
+                complete(tok, 0);
+                break;
+            }
+            case RECV_DONE: {
+                Msg &m = msgs_[ev.id];
+                int status = 0;
+                if (m.bytes > m.recv_cap) status = 1;  // truncation
+                else if (data_ && m.bytes) std::memcpy(m.recv_buf, m.payload.data(), m.bytes);
+                m.recv_done = true;
+                void *tok = m.recv_token;
+                maybe_free(ev.id);
+                complete(tok, status);
+                break;
+            }
+        }
+    }
+    return now_;
+}
+
+// ------------------------------------------------------------ collectives
+
+const char *coll_name(Coll c) {
+    switch (c) {
+        case Coll::Bcast: return "bcast";
+        case Coll::Reduce: return "reduce";
+        case Coll::Allreduce: return "allreduce";
+    }
+    return "?";
+}
+
+bool parse_coll(const std::string &s, Coll *out) {
+    for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce})
+        if (s == coll_name(c)) return *out = c, true;
+    return false;
+}
+
+namespace {
+
+bool parse_tree(const std::string &s, int *out) {
+    for (int k = 0; k < COLLX_TREE_COUNT; ++k)
+        if (s == collx_tree_name(k)) return *out = k, true;
+    return false;
+}
+
+}  // namespace
+
+bool parse_algo(const std::string &s, Algo *out) {
+    Algo a;
+    if (s == "hanx" || s.rfind("hanx:", 0) == 0) {
+        a.hanx = true;
+        if (s.size() > 4) {
+            const std::string rest = s.substr(5);
+            const auto colon = rest.find(':');
+            if (colon == std::string::npos) return false;
+            if (!parse_tree(rest.substr(0, colon), &a.low) ||
+                !parse_tree(rest.substr(colon + 1), &a.up))
+                return false;
+            if (a.low == COLLX_TREE_TOPO || a.up == COLLX_TREE_TOPO) return false;
+        }
+        *out = a;
+        return true;
+    }
+    if (!parse_tree(s, &a.tree)) return false;
+    *out = a;
+    return true;
+}
+
+std::string algo_name(const Algo &a) {
+    if (!a.hanx) return collx_tree_name(a.tree);
+    if (a.low == COLLX_TREE_BINOMIAL && a.up == COLLX_TREE_BINOMIAL) return "hanx";
+    return std::string("hanx:") + collx_tree_name(a.low) + ":" + collx_tree_name(a.up);
+}
+
+std::vector<Algo> all_algos() {
+    std::vector<Algo> v;
+    for (int k = 0; k < COLLX_TREE_COUNT; ++k) {
+        Algo a;
+        a.tree = k;
+        v.push_back(a);
+    }
+    Algo h;
+    h.hanx = true;
+    v.push_back(h);
+    h.up = COLLX_TREE_PIPELINE;
+    v.push_back(h);
+    return v;
+}
+
+std::size_t default_segment(const Params &, const Topology &t, Coll c, const Algo &a,
+                            std::size_t bytes) {
+    if (a.hanx) {  // coll_hanx_tuning.c's built-in defaults; 0 = one segment
+        if (bytes < 524288) return 0;
+        return c == Coll::Bcast ? 262144 : 131072;
+    }
+    // adaptx's automatic LP segment, from its MCA defaults lp_alpha_ns =
+    // 2000 and lp_beta_ps_per_byte = 8000 (what a real run does)
+    if (a.tree == COLLX_TREE_PIPELINE || a.tree == COLLX_TREE_CHAIN)
+        return collx_lp_segment_bytes(bytes, t.P, 2000e-9, 8e-9);
+    return c == Coll::Bcast ? 65536 : 32768;
+}
+
+namespace {
+
+// Dummy buffers of the data-free mode (never read or written).
+char dummy_send[16], dummy_recv[16];
+
+// Data-free datatype: one "element" per byte, zero extent, so the
+// executor's segment offsets are all 0 and its scratch buffers are 1 byte:
+// nothing proportional to the message is allocated at any scale.
+collx_dtype_t nodata_dtype() {
+    collx_dtype_t d{};
+    d.size = 1;
+    d.extent = 0;
+    d.true_lb = 0;
+    d.true_extent = 0;
+    return d;
+}
+
+collx_tuning_t tuning_for(const Params &p, int tree, int fanout, std::size_t seg,
+                          const int *node_of) {
+    collx_tuning_t tun{};
+    tun.tree = tree;
+    tun.fanout = fanout;
+    tun.segment_bytes = seg;
+    tun.max_send = p.max_send;
+    tun.max_recv = p.max_recv;
+    tun.node_of = node_of;
+    return tun;
+}
+
+// Collects the ranks' finish times and failures.
+struct Runner {
+    Engine &e;
+    std::vector<double> finish;
+    int failed = 0;
+    explicit Runner(Engine &eng) : e(eng), finish(static_cast<std::size_t>(eng.topology().P), -1) {}
+};
+
+struct FlatCtx {
+    Runner *run;
+    int rank;
+    std::unique_ptr<Operation> op;
+};
+
+void flat_done(void *ctx, int status) {
+    auto *f = static_cast<FlatCtx *>(ctx);
+    Runner &r = *f->run;
+    if (status != COLLX_OK) ++r.failed;
+    r.finish[static_cast<std::size_t>(f->rank)] = std::max(r.e.now(), r.e.cpu_free(f->rank));
+}
+
+Result finish_result(Runner &r, Engine &e) {
+    Result res;
+    res.finish_ns = r.finish;
+    for (double t : r.finish) {
+        if (t < 0) throw std::runtime_error("simulator: a rank never finished (deadlock)");
+        res.time_ns = std::max(res.time_ns, t);
+    }
+    if (r.failed) throw std::runtime_error("simulator: a transfer failed (truncation)");
+    res.messages = e.messages();
+    res.events = e.events();
+    return res;
+}
+
+Result run_flat(Engine &e, Coll c, const Algo &a, std::size_t count, std::size_t seg, int root,
+                const Buffers *bufs) {
+    const Topology &topo = e.topology();
+    const int P = topo.P;
+    std::vector<int> node_of;
+    if (a.tree == COLLX_TREE_TOPO) {
+        node_of.resize(static_cast<std::size_t>(P));
+        for (int r = 0; r < P; ++r) node_of[static_cast<std::size_t>(r)] = topo.node(r);
+    }
+    const collx_tuning_t tun =
+        tuning_for(e.params(), a.tree, a.fanout, seg, node_of.empty() ? nullptr : node_of.data());
+    const collx_dtype_t dt = bufs ? bufs->dt : nodata_dtype();
+    Runner run(e);
+    std::vector<FlatCtx> ctx(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) {
+        const auto ri = static_cast<std::size_t>(r);
+        ctx[ri].run = &run;
+        ctx[ri].rank = r;
+        const collx_transport_t &t = *e.transport(r);
+        const collx_notify_t nt{&flat_done, &ctx[ri]};
+        void *sb = bufs ? bufs->send[ri] : dummy_send;
+        void *rb = bufs ? bufs->recv[ri] : dummy_recv;
+        void *op = bufs ? static_cast<void *>(bufs->op) : nullptr;
+        const bool commute = bufs ? bufs->commutative : true;
+        if (c == Coll::Bcast)
+            ctx[ri].op = make_bcast(t, rb, count, dt, root, 1, tun, &nt);
+        else
+            ctx[ri].op = make_reduce(t, sb, rb, count, dt, op, commute, root, c == Coll::Allreduce,
+                                     1, tun, &nt);
+        ctx[ri].op->start();
+    }
+    e.run();
+    return finish_result(run, e);
+}
+
+// ------------------------------------------------------------------- hanx
+//
+// coll/hanx's staged pipeline (coll_hanx_pipeline.c) on two levels: level 0
+// = the ranks of one node, level 1 = the node leaders (each node's first
+// rank).  A rank's collective is a list of stages (number, level, kind,
+// root); step t runs stage j on segment t - j, and a rank starts step t+1
+// only when all its stages of step t are done.
+
+enum StageKind { ST_BCAST, ST_REDUCE, ST_ALLREDUCE };
+
+struct Stage {
+    int number, level;
+    StageKind kind;
+    bool send_in_place;  // reductions: sendbuf = MPI_IN_PLACE
+    char *sbuf, *rbuf;   // segment-0 addresses (data mode; nullptr: unused)
+};
+
+struct HanxCtx;
+
+struct HanxRank {
+    HanxCtx *h;
+    int rank;
+    std::vector<Stage> stages;
+    const collx_transport_t *tr[2] = {nullptr, nullptr};  // level 0, level 1
+    std::size_t step = 0, nsteps = 0;
+    int pending = 0;
+    std::vector<std::unique_ptr<Operation>> ops;  // of the running step
+};
+
+struct HanxCtx {
+    Engine *e;
+    Runner *run;
+    const Params *p;
+    const Algo *a;
+    collx_dtype_t dt;
+    ReduceFn *op;
+    bool commutative;
+    std::size_t count, per_seg, nseg, inner_seg;
+    std::vector<std::unique_ptr<HanxRank>> ranks;
+    std::vector<std::vector<char>> temp;  // leaders' accumulators (reduce, data mode)
+};
+
+void hanx_step(HanxRank &r);
+
+void next_step(HanxRank &r) {
+    r.ops.clear();  // all finished; not inside any of them here
+    ++r.step;
+    hanx_step(r);
+}
+
+void stage_done(void *ctx, int status) {
+    auto &r = *static_cast<HanxRank *>(ctx);
+    if (status != COLLX_OK) ++r.h->run->failed;
+    // the next step once the rank's CPU is done with this one (a blocking
+    // stage returns after its last reduction), from outside the operation
+    Engine &e = *r.h->e;
+    if (--r.pending == 0) e.at(std::max(e.now(), e.cpu_free(r.rank)), [&r]() { next_step(r); });
+}
+
+void hanx_step(HanxRank &r) {
+    HanxCtx &h = *r.h;
+    Engine &e = *h.e;
+    while (r.step < r.nsteps) {
+        const std::size_t t = r.step;
+        for (const Stage &s : r.stages) {
+            if (static_cast<std::size_t>(s.number) > t) continue;
+            const std::size_t seg = t - static_cast<std::size_t>(s.number);
+            if (seg >= h.nseg) continue;
+            const std::size_t first = seg * h.per_seg;
+            const std::size_t n = std::min(h.per_seg, h.count - first);
+            const std::ptrdiff_t off = static_cast<std::ptrdiff_t>(first) * h.dt.extent;
+            const int tree = s.level == 0 ? h.a->low : h.a->up;
+            const collx_tuning_t tun = tuning_for(*h.p, tree, h.a->fanout, h.inner_seg, nullptr);
+            const collx_notify_t nt{&stage_done, &r};
+            const collx_transport_t &tr = *r.tr[s.level];
+            // one tag per (stage, segment): all members agree on it
+            const int tag = 2 + static_cast<int>(static_cast<std::size_t>(s.number) * h.nseg + seg);
+            char *rb = s.rbuf ? s.rbuf + off : dummy_recv;
+            const char *sb = s.send_in_place ? nullptr : (s.sbuf ? s.sbuf + off : dummy_send);
+            if (s.kind == ST_BCAST)
+                r.ops.push_back(make_bcast(tr, rb, n, h.dt, 0, tag, tun, &nt));
+            else
+                r.ops.push_back(make_reduce(tr, sb, rb, n, h.dt, h.op, h.commutative, 0,
+                                            s.kind == ST_ALLREDUCE, tag, tun, &nt));
+        }
+        if (r.ops.empty()) {  // nothing in this step
+            ++r.step;
+            continue;
+        }
+        // start after all are made; the guard keeps one that finishes
+        // inside start() from continuing the rank from in there
+        r.pending = static_cast<int>(r.ops.size()) + 1;
+        for (auto &op : r.ops) op->start();
+        if (--r.pending > 0) return;  // stage_done continues
+        if (e.cpu_free(r.rank) > e.now()) {  // as in stage_done
+            e.at(e.cpu_free(r.rank), [&r]() { next_step(r); });
+            return;
+        }
+        r.ops.clear();
+        ++r.step;
+    }
+    h.run->finish[static_cast<std::size_t>(r.rank)] = std::max(e.now(), e.cpu_free(r.rank));
+}
+
+Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t count,
+                std::size_t seg, int root, const Buffers *bufs) {
+    if (root != 0) throw std::invalid_argument("simulator: hanx is simulated with root 0 only");
+    const Topology &topo = e.topology();
+    const int P = topo.P, M = topo.per_node, nn = topo.nodes();
+    Runner run(e);
+    HanxCtx h;
+    h.e = &e;
+    h.run = &run;
+    h.p = &p;
+    h.a = &a;
+    h.dt = bufs ? bufs->dt : nodata_dtype();
+    h.op = bufs ? bufs->op : nullptr;
+    h.commutative = bufs ? bufs->commutative : true;
+    h.count = count;
+    const std::size_t esize = std::max<std::size_t>(h.dt.size, 1);
+    std::size_t seg_count = seg ? std::max<std::size_t>(1, seg / esize) : count;
+    if (seg_count > count) seg_count = count;
+    h.per_seg = std::max<std::size_t>(seg_count, 1);
+    h.nseg = count ? (count + h.per_seg - 1) / h.per_seg : 0;
+    h.inner_seg = a.inner_seg ? a.inner_seg : (c == Coll::Bcast ? 65536 : 32768);
+
+    // groups: members of each node, and the leaders
+    std::vector<std::vector<int>> node_members(static_cast<std::size_t>(nn));
+    for (int r = 0; r < P; ++r) node_members[static_cast<std::size_t>(topo.node(r))].push_back(r);
+    std::vector<int> leaders;
+    for (int k = 0; k < nn; ++k) leaders.push_back(k * M);
+
+    h.temp.resize(static_cast<std::size_t>(P));
+    const std::size_t bytes = count * h.dt.size;
+    for (int r = 0; r < P; ++r) {
+        const auto ri = static_cast<std::size_t>(r);
+        auto hr = std::make_unique<HanxRank>();
+        hr->h = &h;
+        hr->rank = r;
+        const auto &mine = node_members[static_cast<std::size_t>(topo.node(r))];
+        const bool leader = mine.front() == r;
+        const bool node_lvl = mine.size() > 1, top_lvl = leader && nn > 1;
+        if (node_lvl) hr->tr[0] = e.transport(r, &mine);
+        if (top_lvl) hr->tr[1] = e.transport(r, &leaders);
+        char *sb = bufs ? static_cast<char *>(bufs->send[ri]) : nullptr;
+        char *rb = bufs ? static_cast<char *>(bufs->recv[ri]) : nullptr;
+        auto add = [&](int number, int level, StageKind k, bool inplace, char *s, char *d) {
+            hr->stages.push_back(Stage{number, level, k, inplace, s, d});
+        };
+        int last = 0;
+        switch (c) {
+            case Coll::Bcast:  // root 0 leads its node: leaders (stage 1), then nodes (stage 2)
+                if (top_lvl) add(1, 1, ST_BCAST, false, nullptr, rb);
+                if (node_lvl) add(2, 0, ST_BCAST, false, nullptr, rb);
+                last = 2;
+                break;
+            case Coll::Reduce: {  // nodes into their leaders, then the leaders into rank 0
+                char *acc = nullptr;
+                if (leader && r == 0) {
+                    acc = rb;
+                } else if (leader && bufs) {
+                    h.temp[ri].resize(bytes);
+                    acc = h.temp[ri].data();
+                }
+                if (node_lvl)
+                    add(0, 0, ST_REDUCE, false, sb, acc);
+                else if (leader && bufs && bytes)
+                    std::memcpy(acc, sb, bytes);
+                if (top_lvl) add(1, 1, ST_REDUCE, r == 0, acc, r == 0 ? acc : nullptr);
+                last = 1;
+                break;
+            }
+            case Coll::Allreduce:  // reduce to leaders, allreduce among them, bcast back
+                if (node_lvl)
+                    add(0, 0, ST_REDUCE, false, sb, leader ? rb : nullptr);
+                else if (bufs && bytes)
+                    std::memcpy(rb, sb, bytes);
+                if (top_lvl) add(1, 1, ST_ALLREDUCE, true, nullptr, rb);
+                if (node_lvl) add(2, 0, ST_BCAST, false, nullptr, rb);
+                last = 2;
+                break;
+        }
+        hr->nsteps = h.nseg ? h.nseg + static_cast<std::size_t>(last) : 0;
+        h.ranks.push_back(std::move(hr));
+    }
+    for (auto &hr : h.ranks) {
+        HanxRank *rp = hr.get();
+        e.at(0, [rp]() { hanx_step(*rp); });
+    }
+    e.run();
+    return finish_result(run, e);
+}
+
+}  // namespace
+
+Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_t count,
+           std::size_t seg, int root, const Buffers *bufs) {
+    if (t.P < 1 || t.per_node < 1) throw std::invalid_argument("simulator: bad topology");
+    if (root < 0 || root >= t.P) throw std::invalid_argument("simulator: root out of range");
+    if (a.tree < 0 || a.tree >= COLLX_TREE_COUNT) throw std::invalid_argument("simulator: bad tree");
+    if (bufs && (bufs->send.size() != static_cast<std::size_t>(t.P) ||
+                 bufs->recv.size() != static_cast<std::size_t>(t.P)))
+        throw std::invalid_argument("simulator: one buffer per rank needed");
+    const std::size_t bytes = bufs ? count * bufs->dt.size : count;
+    if (seg == 0) seg = default_segment(p, t, c, a, bytes);
+    Engine e(p, t, bufs != nullptr);
+    return a.hanx ? run_hanx(e, p, c, a, count, seg, root, bufs)
+                  : run_flat(e, c, a, count, seg ? seg : bytes, root, bufs);
+}
+
+double predict(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_t bytes,
+               std::size_t seg) {
+    return run(p, t, c, a, bytes, seg, 0, nullptr).time_ns * 1e-9;
+}
+
+
+// ------------------------------------------------------------- parameters
+
+Params Params::defaults() {
+    Params p;
+    // same socket / same node: shared memory (vader); one-way ~2.5-3 us
+    // small-message latency, a few GB/s for large ones
+    p.level[SameSocket] = LevelParams{1200, 600, 0, 0.25, 4096};
+    p.level[SameNode] = LevelParams{1500, 700, 0, 0.30, 4096};
+    // across emulated nodes: TCP over a veth bridge; one-way ~13 us, ~1 GB/s
+    p.level[Net] = LevelParams{9000, 2000, 0, 1.0, 65536};
+    p.reduce_ns_per_byte = 0.25;
+    p.copy_ns_per_byte = 0.15;
+    p.nic = true;
+    return p;
+}
+
+namespace {
+using json = nlohmann::json;
+
+void read_num(const json &j, const char *key, double *v) {
+    if (!j.contains(key)) return;
+    if (!j[key].is_number()) throw std::runtime_error(std::string("\"") + key + "\" must be a number");
+    *v = j[key].get<double>();
+    if (!(*v >= 0)) throw std::runtime_error(std::string("\"") + key + "\" must be >= 0");
+}
+}  // namespace
+
+Params Params::from_json_text(const std::string &text, const Params &base) {
+    Params p = base;
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::exception &ex) {
+        throw std::runtime_error(std::string("not JSON: ") + ex.what());
+    }
+    if (!j.is_object()) throw std::runtime_error("parameters: a JSON object expected");
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string &k = it.key();
+        const json &v = it.value();
+        int lv = -1;
+        for (int l = 0; l < NLevels; ++l)
+            if (k == level_name(l)) lv = l;
+        if (lv >= 0) {
+            if (!v.is_object()) throw std::runtime_error("\"" + k + "\" must be an object");
+            LevelParams &lp = p.level[lv];
+            for (auto f = v.begin(); f != v.end(); ++f)
+                if (f.key() != "L_ns" && f.key() != "o_ns" && f.key() != "g_ns" &&
+                    f.key() != "G_ns_per_byte" && f.key() != "eager_bytes")
+                    throw std::runtime_error("unknown key \"" + f.key() + "\" in \"" + k + "\"");
+            read_num(v, "L_ns", &lp.L);
+            read_num(v, "o_ns", &lp.o);
+            read_num(v, "g_ns", &lp.g);
+            read_num(v, "G_ns_per_byte", &lp.G);
+            double eager = static_cast<double>(lp.eager);
+            read_num(v, "eager_bytes", &eager);
+            lp.eager = static_cast<std::size_t>(eager);
+        } else if (k == "reduce_ns_per_byte") {
+            read_num(j, "reduce_ns_per_byte", &p.reduce_ns_per_byte);
+        } else if (k == "copy_ns_per_byte") {
+            read_num(j, "copy_ns_per_byte", &p.copy_ns_per_byte);
+        } else if (k == "nic" || k == "nic_in") {
+            if (!v.is_boolean()) throw std::runtime_error("\"" + k + "\" must be true or false");
+            (k == "nic" ? p.nic : p.nic_in) = v.get<bool>();
+        } else if (k == "max_send" || k == "max_recv") {
+            if (!v.is_number_integer() || v.get<long long>() < 1)
+                throw std::runtime_error("\"" + k + "\" must be an integer >= 1");
+            (k == "max_send" ? p.max_send : p.max_recv) = static_cast<int>(v.get<long long>());
+        } else if (k == "format" || k == "comment") {
+            // free text
+        } else {
+            throw std::runtime_error("unknown key \"" + k + "\"");
+        }
+    }
+    return p;
+}
+
+Params Params::load(const std::string &path) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot be read");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+        return from_json_text(ss.str());
+    } catch (const std::runtime_error &ex) {
+        throw std::runtime_error(path + ": " + ex.what());
+    }
+}
+
+std::string Params::to_json_text() const {
+    nlohmann::ordered_json j;
+    j["format"] = "collx-sim-params";
+    for (int l = 0; l < NLevels; ++l) {
+        nlohmann::ordered_json v;
+        v["L_ns"] = level[l].L;
+        v["o_ns"] = level[l].o;
+        v["g_ns"] = level[l].g;
+        v["G_ns_per_byte"] = level[l].G;
+        v["eager_bytes"] = level[l].eager;
+        j[level_name(l)] = v;
+    }
+    j["reduce_ns_per_byte"] = reduce_ns_per_byte;
+    j["copy_ns_per_byte"] = copy_ns_per_byte;
+    j["nic"] = nic;
+    j["nic_in"] = nic_in;
+    j["max_send"] = max_send;
+    j["max_recv"] = max_recv;
+    return j.dump(2) + "\n";
+}
+
+// --------------------------------------------------------------- fitting
+
+namespace {
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+// Per level, from one-way times t(k) (ns) of k-byte messages:
+//   G      the least-squares slope over the large samples: those of the
+//          largest sample's protocol with k >= largest / 16 (the asymptotic
+//          cost per byte; a straight line through all sizes would be pulled
+//          by caches, bursts and protocol switches);
+//   L + 2o the median of t - kG over the small eager samples (k <= 1 KiB,
+//          else the three smallest eager ones);
+//   L      the median of (t - kG - (L + 2o)) / 2 over the rendezvous
+//          samples up to 4x the eager limit (their two extra latencies)
+//          when it lies in (0, L + 2o); else L + 2o is split by o_share
+//          (o = o_share (L + 2o) / 2).
+Params fit(const std::vector<Sample> &samples, const Params &base, double o_share,
+           std::string *report) {
+    Params p = base;
+    std::ostringstream rep;
+    for (int l = 0; l < NLevels; ++l) {
+        LevelParams &lp = p.level[l];
+        std::vector<Sample> v;
+        for (const Sample &s : samples)
+            if (s.level == l && s.bytes >= 0 && s.us >= 0) v.push_back(s);
+        if (v.empty()) continue;
+        std::sort(v.begin(), v.end(), [](const Sample &x, const Sample &y) { return x.bytes < y.bytes; });
+        const double eager = static_cast<double>(lp.eager);
+        auto rndv = [&](const Sample &s) { return s.bytes > eager; };
+        const Sample &big = v.back();
+        // G: slope over the large samples of the largest one's protocol
+        double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0;
+        for (const Sample &s : v)
+            if (s.bytes >= big.bytes / 16 && rndv(s) == rndv(big)) {
+                const double y = s.us * 1000.0;
+                sx += s.bytes, sy += y, sxx += s.bytes * s.bytes, sxy += s.bytes * y, n += 1;
+            }
+        double G = 0;
+        if (n >= 2 && n * sxx - sx * sx > 0) G = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+        else if (big.bytes > 0) G = big.us * 1000.0 / big.bytes;  // one size: through the origin
+        G = std::max(0.0, G);
+        // L + 2o: the small eager samples
+        std::vector<double> small;
+        for (const Sample &s : v)
+            if (!rndv(s) && s.bytes <= 1024) small.push_back(s.us * 1000.0 - s.bytes * G);
+        for (const Sample &s : v)
+            if (small.size() < 3 && !rndv(s) && s.bytes > 1024) small.push_back(s.us * 1000.0 - s.bytes * G);
+        const double a = small.empty() ? 0.0 : std::max(0.0, median(small));
+        // L from the extra round trip of the rendezvous samples nearest the
+        // eager limit (where an error in G matters least), if plausible
+        std::vector<double> extra;
+        for (const Sample &s : v)
+            if (rndv(s) && s.bytes <= 4 * eager) extra.push_back((s.us * 1000.0 - s.bytes * G - a) / 2);
+        double L = (1.0 - o_share) * a;
+        if (!extra.empty() && !small.empty()) {
+            const double x = median(extra);
+            if (x > 0 && x < a) L = x;
+        }
+        lp.G = G;
+        lp.L = L;
+        lp.o = (a - L) / 2;
+        double worst = 0;
+        for (const Sample &s : v) {
+            const double pred = (rndv(s) ? 3 : 1) * lp.L + 2 * lp.o + s.bytes * lp.G;
+            const double y = s.us * 1000.0;
+            worst = std::max(worst, std::fabs(pred - y) / std::max(y, 1.0));
+        }
+        rep << level_name(l) << ": " << v.size() << " samples, L " << lp.L << " ns, o " << lp.o
+            << " ns, G " << lp.G << " ns/B (" << (lp.G > 0 ? 1.0 / lp.G : 0.0)
+            << " GB/s); worst relative error " << worst * 100 << "%\n";
+    }
+    if (report) *report = rep.str();
+    return p;
+}
+
+std::vector<Sample> parse_samples(const std::string &text) {
+    std::vector<Sample> out;
+    auto level_of = [](const std::string &name) {
+        for (int l = 0; l < NLevels; ++l)
+            if (name == level_name(l)) return l;
+        throw std::runtime_error("unknown level \"" + name + "\" (socket, node or net)");
+    };
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{') {
+        json j;
+        try {
+            j = json::parse(text);
+        } catch (const json::exception &ex) {
+            throw std::runtime_error(std::string("not JSON: ") + ex.what());
+        }
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            if (it.key() == "comment" || it.key() == "format") continue;
+            const int l = level_of(it.key());
+            if (!it.value().is_array()) throw std::runtime_error("\"" + it.key() + "\": [[bytes, us], ...] expected");
+            for (const json &pt : it.value()) {
+                if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number() || !pt[1].is_number())
+                    throw std::runtime_error("\"" + it.key() + "\": [[bytes, us], ...] expected");
+                out.push_back(Sample{l, pt[0].get<double>(), pt[1].get<double>()});
+            }
+        }
+        return out;
+    }
+    std::istringstream in(text);
+    std::string line;
+    int n = 0;
+    while (std::getline(in, line)) {
+        ++n;
+        const auto h = line.find('#');
+        if (h != std::string::npos) line.erase(h);
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        std::replace(line.begin(), line.end(), ',', ' ');
+        std::istringstream ls(line);
+        std::string lvl;
+        double b, us;
+        if (!(ls >> lvl >> b >> us))
+            throw std::runtime_error("line " + std::to_string(n) + ": \"level,bytes,us\" expected");
+        out.push_back(Sample{level_of(lvl), b, us});
+    }
+    return out;
+}
+
+}  // namespace sim
+}  // namespace collx

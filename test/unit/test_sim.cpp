@@ -1,0 +1,444 @@
+// Unit tests of the discrete-event simulator (opal/collx/sim.*): closed
+// forms of the LogGP model on the real schedules, NIC sharing, rendezvous,
+// determinism, data-mode results against sequential references (flat trees
+// and hanx, commutative and not), a 65536-rank data-free run, fitting.
+#include <check.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "collx/collx.h"
+#include "sim.hpp"
+
+using namespace collx;
+using namespace collx::sim;
+
+namespace {
+
+// Every level alike, no gap, no contention, eager only: the textbook model.
+Params plain(double L, double o, double G) {
+    Params p;
+    for (auto &lp : p.level) lp = LevelParams{L, o, 0, G, std::size_t(1) << 40};
+    p.reduce_ns_per_byte = 0;
+    p.copy_ns_per_byte = 0;
+    p.nic = false;
+    return p;
+}
+
+bool close(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(1.0, std::fabs(b)); }
+
+Algo flat(int tree) {
+    Algo a;
+    a.tree = tree;
+    return a;
+}
+
+}  // namespace
+
+// Linear pipelining (one chain) of n segments of s bytes over P ranks:
+// each hop costs L + 2o + sG, and with sG >= 2o a rank forwards one segment
+// per sG, so the last rank has the last segment at (P-1)(L+2o+sG) + (n-1)sG.
+START_TEST(chain_bcast_closed_form) {
+    const double L = 1000, G = 1.0, s = 1000;
+    for (double o : {0.0, 100.0, 500.0})
+        for (int P : {2, 3, 7, 16, 33})
+            for (int n : {1, 2, 5, 20}) {
+                const Params p = plain(L, o, G);
+                const Topology t{P, 1, 0};
+                const Result r = run(p, t, Coll::Bcast, flat(COLLX_TREE_PIPELINE),
+                                     static_cast<std::size_t>(n * s), static_cast<std::size_t>(s));
+                const double want = (P - 1) * (L + 2 * o + s * G) + (n - 1) * s * G;
+                ck_assert_msg(close(r.time_ns, want), "o=%g P=%d n=%d: %.3f ns, want %.3f", o, P,
+                              n, r.time_ns, want);
+                // a single segment: the alpha-beta form (P-1)(L + 2o + sG) exactly
+                if (n == 1) ck_assert(close(r.time_ns, (P - 1) * (L + 2 * o + s * G)));
+            }
+}
+END_TEST
+
+// Binomial bcast of one segment of B bytes over P = 2^k ranks: k hops of
+// L + 2o + BG (the root's later children have smaller subtrees; BG >= o).
+START_TEST(binomial_bcast_closed_form) {
+    const double L = 2000, o = 300, G = 0.5;
+    for (std::size_t B : {std::size_t(1000), std::size_t(8000)})
+        for (int k = 0; k <= 10; ++k) {
+            const int P = 1 << k;
+            const Result r =
+                run(plain(L, o, G), Topology{P, 1, 0}, Coll::Bcast, flat(COLLX_TREE_BINOMIAL), B, B);
+            const double want = k * (L + 2 * o + B * G);
+            ck_assert_msg(close(r.time_ns, want), "P=%d B=%zu: %.3f ns, want %.3f", P, B,
+                          r.time_ns, want);
+        }
+    // other sizes: never more than ceil(log2 P) hops
+    for (int P = 3; P < 64; ++P) {
+        const Result r = run(plain(L, o, G), Topology{P, 1, 0}, Coll::Bcast,
+                             flat(COLLX_TREE_BINOMIAL), 1000, 1000);
+        const double hops = std::ceil(std::log2(P));
+        ck_assert_msg(r.time_ns <= hops * (L + 2 * o + 1000 * G) + 1e-6, "P=%d: %.3f", P,
+                      r.time_ns);
+        ck_assert(r.time_ns >= (L + 2 * o + 1000 * G) - 1e-6);
+    }
+}
+END_TEST
+
+// ------------------------------------------------ raw transfers, NIC sharing
+
+namespace {
+Engine *g_engine;
+std::vector<double> g_done;
+void record(void *token, int status) {
+    ck_assert_int_eq(status, 0);
+    g_done[static_cast<std::size_t>(reinterpret_cast<std::intptr_t>(token))] = g_engine->now();
+}
+
+// M ranks of node 0 each send B bytes to their partner on node 1; returns
+// the receive completion times.
+std::vector<double> fan_across(const Params &p, int M, std::size_t B) {
+    Engine e(p, Topology{2 * M, M, 0}, false);
+    e.complete = &record;
+    g_engine = &e;
+    g_done.assign(static_cast<std::size_t>(4 * M), -1);
+    collx_dtype_t dt{nullptr, 1, 1, 0, 1};
+    static char buf[1];
+    for (int i = 0; i < M; ++i) {
+        const collx_transport_t *s = e.transport(i), *r = e.transport(M + i);
+        ck_assert_int_eq(r->irecv(r->ctx, buf, B, &dt, i, 5, reinterpret_cast<void *>(std::intptr_t(2 * M + i))), 0);
+        ck_assert_int_eq(s->isend(s->ctx, buf, B, &dt, M + i, 5, reinterpret_cast<void *>(std::intptr_t(i))), 0);
+    }
+    e.run();
+    std::vector<double> out(g_done.begin() + 2 * M, g_done.begin() + 3 * M);
+    for (int i = 0; i < M; ++i) ck_assert(g_done[static_cast<std::size_t>(i)] >= 0);
+    return out;
+}
+}  // namespace
+
+START_TEST(nic_serialises_a_nodes_inter_node_bytes) {
+    const double L = 5000, o = 400, G = 1.0;
+    const std::size_t B = 10000;
+    for (int M : {1, 2, 4, 8, 64}) {
+        Params p = plain(L, o, G);
+        p.nic = true;
+        auto t = fan_across(p, M, B);
+        double last = 0;
+        for (double x : t) last = std::max(last, x);
+        // M messages share the link: the last one's bytes finish after M*B*G
+        ck_assert_msg(close(last, o + M * B * G + L + o), "M=%d: %.3f", M, last);
+        p.nic = false;  // separate links: all at the single-message time
+        for (double x : fan_across(p, M, B)) ck_assert(close(x, o + B * G + L + o));
+    }
+}
+END_TEST
+
+// M nodes each send B bytes to a rank of node 0 at once: with nic_in the
+// receiving NIC serialises them, without only each sender's NIC counts
+START_TEST(nic_in_serialises_incoming_bytes) {
+    const double L = 5000, o = 400, G = 1.0;
+    const std::size_t B = 10000;
+    for (int M : {2, 3, 8}) {
+        for (bool in : {true, false}) {
+            Params p = plain(L, o, G);
+            p.nic = true;
+            p.nic_in = in;
+            Engine e(p, Topology{2 * (M + 1), 2, 0}, false);  // node 0 = ranks 0, 1
+            e.complete = &record;
+            g_engine = &e;
+            g_done.assign(static_cast<std::size_t>(2 * M), -1);
+            collx_dtype_t dt{nullptr, 1, 1, 0, 1};
+            static char buf[1];
+            const collx_transport_t *r = e.transport(0);
+            for (int k = 1; k <= M; ++k) {  // the first rank of nodes 1..M sends to rank 0
+                const collx_transport_t *snd = e.transport(2 * k);
+                ck_assert_int_eq(r->irecv(r->ctx, buf, B, &dt, 2 * k, 7,
+                                          reinterpret_cast<void *>(std::intptr_t(k))), 0);
+                ck_assert_int_eq(snd->isend(snd->ctx, buf, B, &dt, 0, 7,
+                                            reinterpret_cast<void *>(std::intptr_t(M + k))), 0);
+            }
+            e.run();
+            double last = 0;
+            for (int k = 1; k <= M; ++k) last = std::max(last, g_done[static_cast<std::size_t>(k)]);
+            // the receiver's CPU takes o per message either way
+            const double want = in ? o + L + M * B * G + o : o + L + B * G + M * o;
+            ck_assert_msg(close(last, want), "M=%d nic_in=%d: %.3f, want %.3f", M, in, last, want);
+        }
+    }
+}
+END_TEST
+
+START_TEST(rendezvous_adds_a_round_trip) {
+    Params p = plain(1000, 200, 0.5);
+    p.level[Net].eager = 4096;
+    const double eager = fan_across(p, 1, 4096)[0], rndv = fan_across(p, 1, 4097)[0];
+    ck_assert(close(eager, 1000 + 2 * 200 + 4096 * 0.5));
+    ck_assert(close(rndv, 3 * 1000 + 2 * 200 + 4097 * 0.5));
+}
+END_TEST
+
+START_TEST(same_inputs_same_times) {
+    const Params p = Params::defaults();
+    for (const Algo &a : all_algos())
+        for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce}) {
+            const Topology t{96, 8, 4};
+            const Result x = run(p, t, c, a, 300000, 0), y = run(p, t, c, a, 300000, 0);
+            ck_assert(x.time_ns > 0);
+            ck_assert(x.finish_ns == y.finish_ns);
+            ck_assert(x.messages == y.messages && x.events == y.events);
+        }
+}
+END_TEST
+
+// ------------------------------------------------------------- data mode
+
+namespace {
+
+// x -> a x + b (mod 2^64); composition is associative, not commutative.
+struct Affine {
+    std::uint64_t a, b;
+};
+// inout = in o inout (MPI_Reduce_local's operand order)
+void compose(const void *in, void *inout, std::size_t n) {
+    auto *x = static_cast<const Affine *>(in);
+    auto *y = static_cast<Affine *>(inout);
+    for (std::size_t i = 0; i < n; ++i) y[i] = Affine{x[i].a * y[i].a, x[i].a * y[i].b + x[i].b};
+}
+void add(const void *in, void *inout, std::size_t n) {
+    auto *x = static_cast<const Affine *>(in);
+    auto *y = static_cast<Affine *>(inout);
+    for (std::size_t i = 0; i < n; ++i) y[i] = Affine{x[i].a + y[i].a, x[i].b + y[i].b};
+}
+Affine value(int rank, std::size_t i) {
+    const std::uint64_t h = (static_cast<std::uint64_t>(rank) * 1000003u + i * 7919u) * 2654435761u;
+    return Affine{(h | 1) & 0xffff, h >> 20};
+}
+
+// Runs one collective in data mode and compares with the sequential fold.
+void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::size_t seg, int root,
+                bool commutative, const Params &params = Params::defaults()) {
+    Buffers b;
+    b.dt = collx_dtype_t{nullptr, sizeof(Affine), sizeof(Affine), 0, sizeof(Affine)};
+    ReduceFn op{commutative ? &add : &compose};
+    b.op = &op;
+    b.commutative = commutative;
+    std::vector<std::vector<Affine>> in(P), out(P);
+    for (int r = 0; r < P; ++r) {
+        in[r].resize(count);
+        out[r].assign(count, Affine{0, 0});
+        for (std::size_t i = 0; i < count; ++i) in[r][i] = value(r, i);
+        if (c == Coll::Bcast && r == root) out[r] = in[r];
+        b.send.push_back(in[r].data());
+        b.recv.push_back(out[r].data());
+    }
+    run(params, Topology{P, M, 0}, c, a, count, seg, root, &b);
+    std::vector<Affine> want(count);
+    for (std::size_t i = 0; i < count; ++i) {
+        if (c == Coll::Bcast) {
+            want[i] = value(root, i);
+            continue;
+        }
+        Affine acc = value(P - 1, i);
+        for (int r = P - 2; r >= 0; --r) {
+            Affine x = value(r, i);
+            (commutative ? add : compose)(&x, &acc, 1);
+        }
+        want[i] = acc;
+    }
+    for (int r = 0; r < P; ++r) {
+        if (c == Coll::Reduce && r != root) continue;
+        for (std::size_t i = 0; i < count; ++i)
+            ck_assert_msg(out[r][i].a == want[i].a && out[r][i].b == want[i].b,
+                          "%s %s P=%d M=%d count=%zu seg=%zu root=%d commutative=%d: rank %d "
+                          "element %zu wrong",
+                          coll_name(c), algo_name(a).c_str(), P, M, count, seg, root,
+                          commutative, r, i);
+    }
+}
+
+}  // namespace
+
+START_TEST(data_mode_flat_trees_match_the_reference) {
+    for (int tree = 0; tree < COLLX_TREE_COUNT; ++tree)
+        for (int P : {1, 2, 3, 5, 8, 13})
+            for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(61)})
+                for (std::size_t seg : {std::size_t(16), std::size_t(80), std::size_t(0)}) {
+                    Algo a = flat(tree);
+                    a.fanout = 3;
+                    const int root = P > 2 ? P - 2 : 0;
+                    check_data(Coll::Bcast, a, P, 2, count, seg, root, true);
+                    for (bool comm : {true, false}) {
+                        check_data(Coll::Reduce, a, P, 2, count, seg, root, comm);
+                        check_data(Coll::Allreduce, a, P, 3, count, seg, 0, comm);
+                    }
+                }
+}
+END_TEST
+
+// small eager limits: rendezvous everywhere, receives posted late and early
+START_TEST(data_mode_with_rendezvous) {
+    Params p = Params::defaults();
+    for (auto &lp : p.level) lp.eager = 20;
+    p.max_send = 1;
+    p.max_recv = 2;
+    Algo h;
+    h.hanx = true;
+    h.inner_seg = 48;
+    for (int tree : {COLLX_TREE_BINOMIAL, COLLX_TREE_IN_ORDER_BINOMIAL, COLLX_TREE_PIPELINE,
+                     COLLX_TREE_LINEAR})
+        for (int P : {2, 5, 9})
+            for (std::size_t count : {std::size_t(1), std::size_t(40)}) {
+                const Algo a = flat(tree);
+                check_data(Coll::Bcast, a, P, 2, count, 64, P - 1, true, p);
+                check_data(Coll::Reduce, a, P, 2, count, 64, P / 2, false, p);
+                check_data(Coll::Allreduce, a, P, 3, count, 64, 0, false, p);
+                check_data(Coll::Allreduce, h, P, 2, count, 96, 0, false, p);
+            }
+}
+END_TEST
+
+// hanx's stages on sub-groups; with block placement the node-then-leaders
+// fold is in rank order, so non-commutative operations must come out right
+START_TEST(data_mode_hanx_matches_the_reference) {
+    for (const char *name : {"hanx", "hanx:pipeline:binomial", "hanx:in_order_binomial:pipeline"}) {
+        Algo a;
+        ck_assert(parse_algo(name, &a));
+        a.inner_seg = 32;
+        for (int P : {1, 2, 5, 8, 12})
+            for (int M : {1, 2, 4})
+                for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(9), std::size_t(50)})
+                    for (std::size_t seg : {std::size_t(48), std::size_t(0)}) {
+                        check_data(Coll::Bcast, a, P, M, count, seg, 0, true);
+                        for (bool comm : {true, false}) {
+                            check_data(Coll::Reduce, a, P, M, count, seg, 0, comm);
+                            check_data(Coll::Allreduce, a, P, M, count, seg, 0, comm);
+                        }
+                    }
+    }
+}
+END_TEST
+
+// Composition: hanx with one segment is its stages one after the other,
+// each rank starting a stage when it finished the previous one.  Since the
+// node level and the leaders share no link (the NIC carries only the
+// leader's traffic), the hanx time must equal the composition of separately
+// simulated flat stages: bcast = max over leaders k of (k's finish in the
+// leaders' bcast) + node bcast; reduce = node reduce + leaders' reduce;
+// allreduce = node reduce + max_k(leaders' allreduce finish of k) + node bcast.
+START_TEST(hanx_composes_its_stages) {
+    Params p = Params::defaults();
+    p.copy_ns_per_byte = 0;  // hanx's top stages run in place, the flat references do not
+    const std::size_t bytes = 100000;  // one hanx segment, several inner ones
+    for (int nn : {2, 3, 8})
+        for (int M : {2, 4, 5}) {
+            const Topology all{nn * M, M, 0}, leaders{nn, 1, 0}, node{M, M, 0};
+            Algo hanx;
+            hanx.hanx = true;
+            const Algo bin = flat(COLLX_TREE_BINOMIAL);
+            const double nb = run(p, node, Coll::Bcast, bin, bytes, 65536).time_ns;
+            // (the sub-collectives of a hanx allreduce use reductions' 32 KiB segments)
+            const double nb32 = run(p, node, Coll::Bcast, bin, bytes, 32768).time_ns;
+            const double nr = run(p, node, Coll::Reduce, bin, bytes, 32768).time_ns;
+            const Result lb = run(p, leaders, Coll::Bcast, bin, bytes, 65536);
+            const Result lr = run(p, leaders, Coll::Reduce, bin, bytes, 32768);
+            const Result la = run(p, leaders, Coll::Allreduce, bin, bytes, 32768);
+            double want_b = 0, want_a = 0;
+            for (int k = 0; k < nn; ++k) {
+                want_b = std::max(want_b, lb.finish_ns[k] + nb);
+                want_a = std::max(want_a, nr + la.finish_ns[k] + nb32);
+            }
+            const double want_r = nr + lr.time_ns;
+            const double got_b = run(p, all, Coll::Bcast, hanx, bytes, 0).time_ns;
+            const double got_r = run(p, all, Coll::Reduce, hanx, bytes, 0).time_ns;
+            const double got_a = run(p, all, Coll::Allreduce, hanx, bytes, 0).time_ns;
+            ck_assert_msg(close(got_b, want_b), "bcast %dx%d: %.3f, want %.3f", nn, M, got_b, want_b);
+            ck_assert_msg(close(got_r, want_r), "reduce %dx%d: %.3f, want %.3f", nn, M, got_r, want_r);
+            ck_assert_msg(close(got_a, want_a), "allreduce %dx%d: %.3f, want %.3f", nn, M, got_a,
+                          want_a);
+        }
+}
+END_TEST
+
+// 64k ranks, data-free: completes, positive, monotone in bytes
+START_TEST(sixty_four_k_ranks) {
+    const Params p = Params::defaults();
+    const Topology t{65536, 64, 0};
+    Algo bin = flat(COLLX_TREE_BINOMIAL), hanx;
+    hanx.hanx = true;
+    double prev = 0;
+    for (std::size_t bytes : {std::size_t(8), std::size_t(65536)}) {
+        const double x = predict(p, t, Coll::Bcast, bin, bytes);
+        ck_assert_msg(x > prev, "binomial bcast of %zu bytes: %g s", bytes, x);
+        prev = x;
+    }
+    const double small = predict(p, t, Coll::Allreduce, hanx, 8),
+                 big = predict(p, t, Coll::Allreduce, hanx, 4096);
+    ck_assert_msg(small > 0 && big > small, "hanx allreduce: %g s, %g s", small, big);
+}
+END_TEST
+
+START_TEST(fit_recovers_the_parameters) {
+    Params truth = Params::defaults();
+    truth.level[Net] = LevelParams{9000, 1500, 0, 0.9, 65536};
+    truth.level[SameNode] = LevelParams{1200, 600, 0, 0.3, 4096};
+    std::vector<Sample> s;
+    for (int l : {SameNode, Net})
+        for (double b : {0.0, 1024.0, 16384.0, 262144.0, 1048576.0}) {
+            const LevelParams &lp = truth.level[l];
+            const double hops = b > static_cast<double>(lp.eager) ? 3 : 1;
+            s.push_back(Sample{l, b, (hops * lp.L + 2 * lp.o + b * lp.G) / 1000.0});
+        }
+    const Params f = fit(s, Params::defaults());
+    for (int l : {SameNode, Net}) {
+        ck_assert_msg(std::fabs(f.level[l].L - truth.level[l].L) < 1e-3, "L %g", f.level[l].L);
+        ck_assert_msg(std::fabs(f.level[l].o - truth.level[l].o) < 1e-3, "o %g", f.level[l].o);
+        ck_assert_msg(std::fabs(f.level[l].G - truth.level[l].G) < 1e-9, "G %g", f.level[l].G);
+    }
+    // eager samples only: L and o cannot be told apart; the intercept
+    // L + 2o is split by o_share (o = share * (L + 2o) / 2)
+    std::vector<Sample> e;
+    for (double b : {0.0, 512.0, 4096.0, 32768.0})
+        e.push_back(Sample{Net, b, (13000.0 + b * 1.25) / 1000.0});
+    const Params g = fit(e, Params::defaults(), 0.4);
+    ck_assert_msg(std::fabs(g.level[Net].L + 2 * g.level[Net].o - 13000.0) < 1e-3, "L %g o %g",
+                  g.level[Net].L, g.level[Net].o);
+    ck_assert(std::fabs(g.level[Net].o - 0.4 * 13000.0 / 2) < 1e-3);
+    ck_assert(std::fabs(g.level[Net].G - 1.25) < 1e-9);
+    // the parameter file round-trips, and the samples parser reads both forms
+    const Params back = Params::from_json_text(f.to_json_text());
+    ck_assert(back.level[Net].L == f.level[Net].L && back.level[Net].eager == f.level[Net].eager);
+    ck_assert_int_eq(parse_samples("{\"net\": [[8, 13.1], [65536, 80]]}").size(), 2);
+    ck_assert_int_eq(parse_samples("# level,bytes,us\nnode,8,2.9\nnet,8,13\n").size(), 2);
+    bool threw = false;
+    try {
+        Params::from_json_text("{\"net\": {\"L\": 3}}");
+    } catch (const std::runtime_error &) {
+        threw = true;
+    }
+    ck_assert(threw);
+}
+END_TEST
+
+int main(void) {
+    Suite *s = suite_create("collx-sim");
+    TCase *tc = tcase_create("sim");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, chain_bcast_closed_form);
+    tcase_add_test(tc, binomial_bcast_closed_form);
+    tcase_add_test(tc, nic_serialises_a_nodes_inter_node_bytes);
+    tcase_add_test(tc, nic_in_serialises_incoming_bytes);
+    tcase_add_test(tc, rendezvous_adds_a_round_trip);
+    tcase_add_test(tc, same_inputs_same_times);
+    tcase_add_test(tc, data_mode_flat_trees_match_the_reference);
+    tcase_add_test(tc, data_mode_hanx_matches_the_reference);
+    tcase_add_test(tc, data_mode_with_rendezvous);
+    tcase_add_test(tc, hanx_composes_its_stages);
+    tcase_add_test(tc, sixty_four_k_ranks);
+    tcase_add_test(tc, fit_recovers_the_parameters);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    const int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
