@@ -57,7 +57,8 @@ struct Options {
     std::string sample = "8";  // --validate: sizes per collective, or "all"
     unsigned seed = 1;
     bool quiet = false;
-    double max_error = -1, min_within = -1;  // --validate: exit 3 beyond these
+    double max_error = -1, min_within = -1;
+    bool interleave = false;  // --validate: batches of all configurations rep by rep  // --validate: exit 3 beyond these
     // --explain
     std::string coll = "bcast";
     std::uint64_t bytes = 0;
@@ -88,6 +89,8 @@ struct Options {
         "                      configurations) is above F (e.g. 0.15)\n"
         "  --min-within F      --validate: exit 3 if the file's choice is within 5%% of the\n"
         "                      best at fewer than this share of the points (e.g. 0.9)\n"
+        "  --interleave        --validate: batches of all configurations rep by rep (cancels\n"
+        "                      drift; default: one configuration after the other, as tuning)\n"
         "  --quiet             no progress lines\n");
     std::exit(rc);
 }
@@ -132,6 +135,7 @@ Options parse(int argc, char **argv) {
         else if (a == "--sample") o.sample = need(i);
         else if (a == "--seed") o.seed = unsigned(std::stoul(need(i)));
         else if (a == "--quiet") o.quiet = true;
+        else if (a == "--interleave") o.interleave = true;
         else if (a == "--max-error") o.max_error = std::stod(need(i));
         else if (a == "--min-within") o.min_within = std::stod(need(i));
         else if (a == "--coll") o.coll = need(i);
@@ -688,9 +692,18 @@ int validate(Job &J, const Options &o) {
                 if (!c.previous) J.set_segment(coll, c.segment);
                 return whole(coll, c.previous ? J.prev : J.hanx, B);
             };
-            for (const Config &c : cfgs) iters.push_back(J.prepare(op(c), o.batch_time, true));
-            for (int r = 0; r < o.reps; ++r)
-                for (std::size_t i = 0; i < cfgs.size(); ++i) runs[i].push_back(J.batch(op(cfgs[i]), iters[i], true));
+            if (o.interleave) {
+                for (const Config &c : cfgs) iters.push_back(J.prepare(op(c), o.batch_time, true));
+                for (int r = 0; r < o.reps; ++r)
+                    for (std::size_t i = 0; i < cfgs.size(); ++i)
+                        runs[i].push_back(J.batch(op(cfgs[i]), iters[i], true));
+            } else {  // as the tuning measures: one configuration after the other
+                for (std::size_t i = 0; i < cfgs.size(); ++i) {
+                    auto f = op(cfgs[i]);
+                    const int n = J.prepare(f, o.batch_time, true);
+                    for (int r = 0; r < o.reps; ++r) runs[i].push_back(J.batch(f, n, true));
+                }
+            }
             for (std::size_t i = 0; i < cfgs.size(); ++i) {
                 const Config &c = cfgs[i];
                 t[c.label()] = J.finish(runs[i], true);
