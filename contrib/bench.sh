@@ -106,12 +106,8 @@ if [ -n "$replot" ]; then
 else
 bench="$build/collx-bench"
 [ -x "$bench" ] || { echo "bench.sh: $bench not built (contrib/build.sh)" >&2; exit 1; }
-pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
-# Prefer the build tree's components (the first copy in the path wins).
-[ -f "$build/.libs/mca_coll_adaptx.so" ] &&
-    export OMPI_MCA_mca_base_component_path="$build/.libs:$pkglibdir"
-# a tuning file in the environment would change the plain hanx contender
-unset OMPI_MCA_coll_hanx_tuning_file
+. "$src/contrib/build-env.sh"
+use_build_components
 
 . "$src/contrib/contenders.sh"
 parse_contenders "$contenders" || exit 2

@@ -39,10 +39,8 @@ done
 trainer="$build/examples/trainer/trainer"
 [ -x "$trainer" ] || make -C "$build" examples/trainer/trainer > /dev/null ||
     { echo "trainer-bench.sh: cannot build $trainer" >&2; exit 1; }
-pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
-[ -f "$build/.libs/mca_coll_adaptx.so" ] &&
-    export OMPI_MCA_mca_base_component_path="$build/.libs:$pkglibdir"
-unset OMPI_MCA_coll_hanx_tuning_file
+. "$src/contrib/build-env.sh"
+use_build_components
 . "$src/contrib/contenders.sh"
 parse_contenders "$contenders" || exit 2
 nc=${#labels[@]}

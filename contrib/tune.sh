@@ -32,10 +32,8 @@ case "$out" in /*) ;; *) out=$PWD/$out ;; esac
 case "$plot" in ''|/*) ;; *) plot=$PWD/$plot ;; esac
 tune="$build/collx-tune"
 [ -x "$tune" ] || { echo "tune.sh: $tune not built (contrib/build.sh)" >&2; exit 1; }
-pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
-[ -f "$build/.libs/mca_coll_hanx.so" ] &&
-    export OMPI_MCA_mca_base_component_path="$build/.libs:$pkglibdir"
-unset OMPI_MCA_coll_hanx_tuning_file
+. "$src/contrib/build-env.sh"
+use_build_components
 work=$(mktemp -d /tmp/collx-tune.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 q() { printf '%q ' "$@"; }

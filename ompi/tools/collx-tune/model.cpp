@@ -14,19 +14,12 @@ const std::vector<Coll> &all_colls() {
     return v;
 }
 
-const char *name(Coll c) {
-    switch (c) {
-    case Coll::Bcast: return "bcast";
-    case Coll::Reduce: return "reduce";
-    case Coll::Allreduce: return "allreduce";
-    }
-    return "?";
-}
+const char *name(Coll c) { return collx::sim::coll_name(c); }
 
 std::optional<Coll> coll_from_name(const std::string &s) {
-    for (Coll c : all_colls())
-        if (s == name(c)) return c;
-    return std::nullopt;
+    Coll c;
+    if (!collx::sim::parse_coll(s, &c)) return std::nullopt;
+    return c;
 }
 
 const std::vector<Level> &stages(Coll c) {

@@ -23,11 +23,12 @@
 #include <vector>
 
 #include "rules.hpp"
+#include "sim.hpp"
 
 namespace collx::tune {
 
-// The collectives collx-tune models, in this order everywhere.
-enum class Coll { Bcast, Reduce, Allreduce };
+// The collectives collx-tune models (the simulator's), in this order everywhere.
+using Coll = collx::sim::Coll;
 const std::vector<Coll> &all_colls();
 const char *name(Coll c);
 std::optional<Coll> coll_from_name(const std::string &s);
