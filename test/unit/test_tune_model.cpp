@@ -1,7 +1,8 @@
-// Unit tests of collx-tune's task cost model (ompi/tools/collx-tune/model.*):
-// curve interpolation, the pipeline composition rule checked against an
-// explicit step-by-step enumeration, choices, the rules it writes (read
-// back through the tuning-file reader hanx uses) and the model file.
+// Unit tests of collx-tune's cost model (ompi/tools/collx-tune/model.*):
+// curve interpolation, the pipeline composition rule (fill + drain + full
+// steps) checked against an explicit step-by-step enumeration, choices,
+// the rules it writes (read back through the tuning-file reader hanx uses)
+// and the model file.
 #include <cmath>
 #include <set>
 #include <string>
@@ -18,31 +19,36 @@ namespace {
 
 bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)); }
 
-// Step costs of a K-stage pipeline from a table, summed the slow way:
-// every step t of n + K - 1 runs the stages j with 0 <= t - j < n.
-double enumerate(const std::map<Window, double> &W, int K, std::uint64_t n) {
+// A K-stage pipeline of n segments, summed the slow way: every step t of
+// n + K - 1 costs `full` when all K stages have a segment in it, else
+// `partial` per busy stage.
+double enumerate(int K, std::uint64_t n, double full, double partial) {
     double t = 0;
     for (std::uint64_t s = 0; s < n + std::uint64_t(K) - 1; ++s) {
-        int a = K, b = -1;
-        for (int j = 0; j < K; ++j)
-            if (s >= std::uint64_t(j) && s - std::uint64_t(j) < n) a = std::min(a, j), b = std::max(b, j);
-        t += W.at({a, b});
+        int busy = 0;
+        for (int j = 0; j < K; ++j) busy += s >= std::uint64_t(j) && s - std::uint64_t(j) < n;
+        t += busy == K ? full : partial * busy;
     }
     return t;
+}
+
+// What collx-tune would measure on a machine whose steps cost exactly
+// that: the pipeline at 2, 8 and 32 segments.
+Pipeline measured(int K, double full, double partial) {
+    Pipeline p;
+    for (std::uint64_t n : {2u, 8u, 32u}) p.points[double(n)] = enumerate(K, n, full, partial);
+    return p;
 }
 
 CollModel synthetic(Coll coll) {
     CollModel m;
     const int K = int(stages(coll).size());
-    for (std::uint64_t x = 4; x <= (64u << 20); x <<= 2) m.previous.set(x, 1e-5 + double(x) * 1e-9);
-    m.blocking.resize(std::size_t(K));
-    for (int j = 0; j < K; ++j)
-        for (std::uint64_t x = 4; x <= (64u << 20); x <<= 2)
-            m.blocking[std::size_t(j)].set(x, 2e-6 * (j + 1) + double(x) * 4e-10);
-    for (std::uint64_t s : {65536u, 262144u}) {
-        int i = 0;
-        for (Window w : windows(K)) m.step[s][w] = 1e-6 * (1 + i++) + double(s) * 3e-10 * (w.second - w.first + 1);
+    for (std::uint64_t x = 4; x <= (64u << 20); x <<= 2) {
+        m.previous.set(x, 1e-5 + double(x) * 1e-9);
+        m.hier.set(x, 2e-6 * K + double(x) * 4e-10 * K);
     }
+    for (std::uint64_t s : {65536u, 262144u})
+        m.pipeline[s] = measured(K, 1e-6 + double(s) * 3e-10 * K, 1e-6 + double(s) * 3e-10);
     return m;
 }
 
@@ -66,35 +72,59 @@ START_TEST(curve_interpolates_log_log) {
 }
 END_TEST
 
-START_TEST(windows_are_prefixes_then_suffixes) {
-    auto w2 = windows(2);
-    ck_assert_uint_eq(w2.size(), 3);
-    ck_assert(w2[0] == Window(0, 0) && w2[1] == Window(0, 1) && w2[2] == Window(1, 1));
-    auto w3 = windows(3);
-    ck_assert_uint_eq(w3.size(), 5);
-    ck_assert(w3[2] == Window(0, 2) && w3[3] == Window(1, 2) && w3[4] == Window(2, 2));
+START_TEST(stages_of_each_collective) {
     ck_assert_uint_eq(stages(Coll::Bcast).size(), 2);
     ck_assert(stages(Coll::Bcast)[0] == Level::Leaders);
     ck_assert(stages(Coll::Reduce)[0] == Level::Node);
     ck_assert_uint_eq(stages(Coll::Allreduce).size(), 3);
+    ck_assert(stages(Coll::Allreduce)[1] == Level::Leaders);
 }
 END_TEST
 
-// Whole numbers of segments: the closed form equals the enumeration of
-// steps, for every collective and every n (short pipelines included).
+// On a machine whose steps cost what the model assumes, three measured
+// pipelines give back every other: fill + drain + (n - K + 1) full steps
+// equals the enumeration of the steps for every n (for n >= K - 1, where
+// every pipeline has its fill and drain), and the parts are the ones put in.
 START_TEST(composition_matches_step_enumeration) {
     for (Coll coll : all_colls()) {
-        CollModel m = synthetic(coll);
         const int K = int(stages(coll).size());
-        for (std::uint64_t s : {65536u, 262144u})
-            for (std::uint64_t n = 2; n <= 40; ++n) {
-                auto p = m.predict(coll, Config{false, s}, n * s);
-                ck_assert(p.has_value());
-                ck_assert_msg(near(*p, enumerate(m.step.at(s), K, n)), "%s s=%llu n=%llu: %g vs %g",
-                              name(coll), (unsigned long long)s, (unsigned long long)n, *p,
-                              enumerate(m.step.at(s), K, n));
-            }
+        const double full = 7e-6, partial = 3e-6;
+        Pipeline p = measured(K, full, partial);
+        ck_assert(p.complete());
+        ck_assert(near(p.full_step(), full));
+        ck_assert(near(p.fill_drain(K), 2 * partial * (K * (K - 1) / 2.0)));
+        for (std::uint64_t n = std::uint64_t(K) - 1; n <= 200; ++n)
+            ck_assert_msg(near(p.at(double(n)), enumerate(K, n, full, partial)), "%s n=%llu: %g vs %g", name(coll),
+                          (unsigned long long)n, p.at(double(n)), enumerate(K, n, full, partial));
+        CollModel m = synthetic(coll);
+        for (std::uint64_t n = 2; n <= 40; ++n)
+            ck_assert(near(*m.predict(coll, Config{false, 65536}, n * 65536), m.pipeline.at(65536).at(double(n))));
     }
+}
+END_TEST
+
+// Measured pipelines that do not lie on one line (memory-bound sizes cost
+// more per segment): linear between the points, the last two points' line
+// beyond them, the first two's below; never negative; one point is no
+// pipeline.
+START_TEST(pipeline_piecewise_linear) {
+    Pipeline p;
+    p.points = {{2, 10e-6}, {8, 40e-6}, {32, 200e-6}};
+    ck_assert(near(p.at(5), 25e-6));
+    ck_assert(near(p.at(20), 120e-6));
+    ck_assert(near(p.at(64), 200e-6 + 32 * (160e-6 / 24)));
+    ck_assert(near(p.full_step(), 160e-6 / 24));
+    ck_assert(near(p.at(1.5), 7.5e-6));
+    Pipeline odd;  // noise: a longer pipeline measured faster
+    odd.points = {{2, 50e-6}, {8, 40e-6}};
+    ck_assert(odd.at(100) >= 0 && near(odd.full_step(), 0));
+    Pipeline one;
+    one.points = {{2, 1e-5}};
+    ck_assert(!one.complete() && std::isnan(one.at(4)));
+    CollModel m;
+    m.hier.set(4, 1e-6);
+    m.pipeline[65536] = one;
+    ck_assert(!m.predict(Coll::Bcast, Config{false, 65536}, 1u << 20).has_value());
 }
 END_TEST
 
@@ -104,7 +134,7 @@ START_TEST(partial_segments_interpolate) {
     CollModel m = synthetic(Coll::Bcast);
     const std::uint64_t s = 65536;
     double last = 0;
-    for (std::uint64_t x = 2 * s; x <= 8 * s; x += s / 8) {
+    for (std::uint64_t x = s + 1; x <= 40 * s; x += s / 8) {
         double p = *m.predict(Coll::Bcast, Config{false, s}, x);
         ck_assert(p >= last);
         last = p;
@@ -119,13 +149,9 @@ END_TEST
 START_TEST(unsegmented_and_previous) {
     CollModel m = synthetic(Coll::Allreduce);
     const std::uint64_t x = 1u << 20;
-    double sum = 0;
-    for (auto &c : m.blocking) sum += c.at(x);
-    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 0}, x), sum));
+    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 0}, x), m.hier.at(x)));
     // a segment at least as big as the message is one segment
-    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 262144}, 262144), m.blocking[0].at(262144) +
-                                                                                   m.blocking[1].at(262144) +
-                                                                                   m.blocking[2].at(262144)));
+    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 262144}, 262144), m.hier.at(262144)));
     ck_assert(near(*m.predict(Coll::Allreduce, Config{true, 0}, x), m.previous.at(x)));
     // what was not measured is not predicted
     ck_assert(!m.predict(Coll::Allreduce, Config{false, 4096}, x).has_value());
@@ -248,8 +274,9 @@ int main() {
     Suite *s = suite_create("tune_model");
     TCase *t = tcase_create("model");
     tcase_add_test(t, curve_interpolates_log_log);
-    tcase_add_test(t, windows_are_prefixes_then_suffixes);
+    tcase_add_test(t, stages_of_each_collective);
     tcase_add_test(t, composition_matches_step_enumeration);
+    tcase_add_test(t, pipeline_piecewise_linear);
     tcase_add_test(t, partial_segments_interpolate);
     tcase_add_test(t, unsegmented_and_previous);
     tcase_add_test(t, configs_and_sizes);

@@ -14,6 +14,7 @@
 // Run under mpirun with hanx loadable, e.g.
 //   mpirun --mca coll_hanx_priority 100 collx-tune --out tuning.json
 #include <mpi.h>
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -48,17 +49,17 @@ struct Options {
     std::string out = "collx-tuning.json";
     std::string validate, explain, plot;
     std::vector<Coll> colls = all_colls();
-    std::uint64_t min = 4, max = 16u << 20, measure_max = 4u << 20;
+    std::uint64_t min = 4, max = 16u << 20, measure_max = 4u << 20, pipeline_max = 2u << 20;
     std::vector<std::uint64_t> segments{16u << 10, 32u << 10, 64u << 10, 128u << 10,
                                         256u << 10, 512u << 10, 1u << 20};
     double budget = 0;         // seconds, 0 = none
-    int reps = 5;              // timed batches per point
-    double batch_time = 0.003; // seconds per batch (iterations chosen to fill it)
+    int windows = 9;           // timed windows per point, at least
+    double point_time = 0.01;  // seconds per point (windows fill it)
+    std::string clock = "auto";  // auto, shared, estimate
     std::string sample = "8";  // --validate: sizes per collective, or "all"
     unsigned seed = 1;
     bool quiet = false;
     double max_error = -1, min_within = -1;
-    bool interleave = false;  // --validate: batches of all configurations rep by rep  // --validate: exit 3 beyond these
     // --explain
     std::string coll = "bcast";
     std::uint64_t bytes = 0;
@@ -77,11 +78,16 @@ struct Options {
         "  --min B --max B     message sizes of the rules: powers of 2 (default 4..16M)\n"
         "  --measure-max B     largest size measured whole; beyond it curves are extended\n"
         "                      linearly (default 4M)\n"
+        "  --pipeline-max B    pipelines are measured on 2 segments and on 8, 32, 128 as\n"
+        "                      far as this size (at least 4; default 2M)\n"
         "  --segments LIST     segment sizes (default 16K,32K,64K,128K,256K,512K,1M)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
-        "  --reps N            timed batches per point, the median is kept (default 5)\n"
-        "  --batch-time S      seconds per batch (default 0.003)\n"
+        "  --windows N         timed windows per point, at least (default 9); the median\n"
+        "                      is kept\n"
+        "  --point-time S      seconds per point: windows fill it (default 0.01)\n"
+        "  --clock MODE        auto (one kernel: its clock; else offsets estimated),\n"
+        "                      shared or estimate\n"
         "  --sample N|all      --validate: sizes sampled per collective (default 8), seeded\n"
         "  --seed N            sampling seed (default 1)\n"
         "  --plot PREFIX       --validate: write PREFIX-<coll>.svg (gnuplot) and .dat\n"
@@ -89,8 +95,7 @@ struct Options {
         "                      configurations) is above F (e.g. 0.15)\n"
         "  --min-within F      --validate: exit 3 if the file's choice is within 5%% of the\n"
         "                      best at fewer than this share of the points (e.g. 0.9)\n"
-        "  --interleave        --validate: batches of all configurations rep by rep (cancels\n"
-        "                      drift; default: one configuration after the other, as tuning)\n"
+
         "  --quiet             no progress lines\n");
     std::exit(rc);
 }
@@ -125,17 +130,18 @@ Options parse(int argc, char **argv) {
         } else if (a == "--min") o.min = parse_bytes(need(i));
         else if (a == "--max") o.max = parse_bytes(need(i));
         else if (a == "--measure-max") o.measure_max = parse_bytes(need(i));
+        else if (a == "--pipeline-max") o.pipeline_max = parse_bytes(need(i));
         else if (a == "--segments") {
             o.segments.clear();
             for (auto &s : split_list(need(i))) o.segments.push_back(parse_bytes(s));
             std::sort(o.segments.begin(), o.segments.end());
         } else if (a == "--budget") o.budget = std::stod(need(i));
-        else if (a == "--reps") o.reps = std::stoi(need(i));
-        else if (a == "--batch-time") o.batch_time = std::stod(need(i));
+        else if (a == "--windows") o.windows = std::stoi(need(i));
+        else if (a == "--point-time") o.point_time = std::stod(need(i));
+        else if (a == "--clock") o.clock = need(i);
         else if (a == "--sample") o.sample = need(i);
         else if (a == "--seed") o.seed = unsigned(std::stoul(need(i)));
         else if (a == "--quiet") o.quiet = true;
-        else if (a == "--interleave") o.interleave = true;
         else if (a == "--max-error") o.max_error = std::stod(need(i));
         else if (a == "--min-within") o.min_within = std::stod(need(i));
         else if (a == "--coll") o.coll = need(i);
@@ -146,7 +152,9 @@ Options parse(int argc, char **argv) {
         else throw std::runtime_error("unknown option " + a + " (see --help)");
     }
     if (o.min < 4 || o.min > o.max) throw std::runtime_error("need 4 <= --min <= --max");
-    if (o.reps < 1 || o.batch_time <= 0) throw std::runtime_error("--reps and --batch-time must be positive");
+    if (o.windows < 1 || o.point_time <= 0) throw std::runtime_error("--windows and --point-time must be positive");
+    if (o.clock != "auto" && o.clock != "shared" && o.clock != "estimate")
+        throw std::runtime_error("--clock: auto, shared or estimate");
     for (auto s : o.segments)
         if (s < 4 || s > (1u << 30)) throw std::runtime_error("segment sizes must be 4..1G");
     if (o.segments.empty()) throw std::runtime_error("--segments is empty");
@@ -227,13 +235,29 @@ int explain(const Options &o) {
         std::printf("  (the model was measured on %d nodes x %d ranks)\n", model->nodes, model->ranks_per_node);
     auto cm = model->colls.find(*coll);
     if (cm == model->colls.end()) return 0;
-    std::printf("  predicted by the task model (us):\n");
+    std::printf("  predicted by the model (us):\n");
     auto b = model->best(*coll, o.bytes);
     for (const Config &c : configs_for(o.bytes, model->segments)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
-        std::printf("    %-12s %12s%s%s\n", c.label().c_str(), t ? fmt_us(*t).c_str() : "n/a",
+        std::string how;  // a pipeline's parts at its largest measured length
+        auto p = cm->second.pipeline.find(c.segment);
+        if (!c.previous && c.segment && o.bytes > c.segment && p != cm->second.pipeline.end() &&
+            p->second.complete()) {
+            const int K = int(stages(*coll).size());
+            const double nu = double(o.bytes) / double(c.segment);
+            char buf[160];
+            std::snprintf(buf, sizeof buf, "  (%.4g segments; measured at %s: fill+drain %s + full steps of %s)",
+                          nu, [&] {
+                              std::string v;
+                              for (auto &[n, sec] : p->second.points) v += (v.empty() ? "" : ",") + std::to_string(int(n));
+                              return v;
+                          }().c_str(),
+                          fmt_us(p->second.fill_drain(K)).c_str(), fmt_us(p->second.full_step()).c_str());
+            how = buf;
+        }
+        std::printf("    %-12s %12s%s%s%s\n", c.label().c_str(), t ? fmt_us(*t).c_str() : "n/a",
                     b && b->first == c ? "  <- best predicted" : "",
-                    chosen && *chosen == c ? "  <- the rule's choice" : "");
+                    chosen && *chosen == c ? "  <- the rule's choice" : "", how.c_str());
     }
     return 0;
 }
@@ -285,9 +309,7 @@ class Job {
     MPI_Comm ctl = MPI_COMM_NULL;   // control traffic: the previous module
     MPI_Comm prev = MPI_COMM_NULL;  // the previous module, measured
     MPI_Comm hanx = MPI_COMM_NULL;  // hanx
-    MPI_Comm node = MPI_COMM_NULL, leaders = MPI_COMM_NULL;
     int rank = 0, size = 0, nodes = 0, rpn = 0;
-    bool leader = false;
     double t_start = 0, budget = 0;
     bool quiet = false;
     Cvar seg[3];  // coll_hanx_{bcast,reduce,allreduce}_segment_size
@@ -299,31 +321,23 @@ class Job {
         ctl = with_preference(MPI_COMM_WORLD, "^hanx");
         prev = with_preference(MPI_COMM_WORLD, "^hanx");
         hanx = with_preference(MPI_COMM_WORLD, "hanx");
-        // hanx's own levels: synthetic nodes if it was told so, else the
-        // shared-memory split; the leaders are the nodes' lowest ranks
+        // the shape hanx sees (the rules are for it): synthetic nodes if
+        // it was told so, else the shared-memory split
         const int rpn_mca = cvar_int("coll_hanx_ranks_per_node", 0);
         const int rr = cvar_int("coll_hanx_round_robin", 0);
-        MPI_Comm n0;
+        MPI_Comm node;
         if (rpn_mca > 0) {
             const int nn = (size + rpn_mca - 1) / rpn_mca;
-            MPI_Comm_split(MPI_COMM_WORLD, rr ? rank % nn : rank / rpn_mca, rank, &n0);
+            MPI_Comm_split(MPI_COMM_WORLD, rr ? rank % nn : rank / rpn_mca, rank, &node);
         } else {
-            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &n0);
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
         }
-        node = with_preference(n0, cvar_string("coll_hanx_low_preference"));
-        MPI_Comm_free(&n0);
         int lrank, lsize;
         MPI_Comm_rank(node, &lrank);
         MPI_Comm_size(node, &lsize);
-        leader = lrank == 0;
-        MPI_Comm l0;
-        MPI_Comm_split(MPI_COMM_WORLD, leader ? 0 : MPI_UNDEFINED, rank, &l0);
-        if (leader) {
-            leaders = with_preference(l0, cvar_string("coll_hanx_up_preference"));
-            MPI_Comm_free(&l0);
-            MPI_Comm_size(leaders, &nodes);
-        }
-        MPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_MAX, ctl);
+        MPI_Comm_free(&node);
+        nodes = lrank == 0;
+        MPI_Allreduce(MPI_IN_PLACE, &nodes, 1, MPI_INT, MPI_SUM, ctl);
         MPI_Allreduce(&lsize, &rpn, 1, MPI_INT, MPI_MAX, ctl);
         const char *names[3] = {"coll_hanx_bcast_segment_size", "coll_hanx_reduce_segment_size",
                                 "coll_hanx_allreduce_segment_size"};
@@ -337,7 +351,7 @@ class Job {
                 MPI_T_cvar_write(c.h, &zero);
                 MPI_T_cvar_handle_free(&c.h);
             }
-        for (MPI_Comm *c : {&ctl, &prev, &hanx, &node, &leaders})
+        for (MPI_Comm *c : {&ctl, &prev, &hanx})
             if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
     }
 
@@ -350,61 +364,106 @@ class Job {
         return s;
     }
 
-    // Median over reps of the slowest rank's time per iteration of op,
-    // iterations chosen to fill batch_time.
-    //  latency: what one collective costs until every rank is done with
-    //    it: a loop of (op, barrier), less the barrier's own time (a
-    //    barrier before each call alone would let late ranks find their
-    //    data already there; back-to-back calls of a rooted collective
-    //    pipeline into each other);
-    //  else: back to back, a pipeline's steady state (its steps follow each
-    //    other without a barrier).
-    double measure(const std::function<void()> &op, int reps, double batch_time, bool latency) {
-        const int iters = prepare(op, batch_time, latency);
-        std::vector<double> v;
-        for (int r = 0; r < reps; ++r) v.push_back(batch(op, iters, latency));
-        return finish(v, latency);
+    // ---- time: one clock for every rank
+    // steady_clock, less this rank's offset to rank 0's (0 where every
+    // rank runs on one kernel: CLOCK_MONOTONIC is then the same clock)
+    double offset = 0;
+    bool shared_clock = true;
+    double now() const {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() -
+               offset;
     }
 
-    // Warm-up, then the number of iterations that fills batch_time.
-    int prepare(const std::function<void()> &op, double batch_time, bool latency) {
-        op();  // warm-up (and connections)
-        MPI_Barrier(ctl);
-        double t = MPI_Wtime();
-        op();
-        if (latency) MPI_Barrier(ctl);
-        double one = MPI_Wtime() - t;
-        MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, ctl);
-        return int(std::clamp(batch_time / std::max(one, 1e-7), 1.0, 10000.0));
-    }
-
-    // One timed batch: the slowest rank's time per iteration.
-    double batch(const std::function<void()> &op, int iters, bool latency) {
-        MPI_Barrier(ctl);
-        const double t = MPI_Wtime();
-        for (int i = 0; i < iters; ++i) {
-            op();
-            if (latency) MPI_Barrier(ctl);
+    // Same kernel everywhere (boot_id), or --clock estimate: else each
+    // rank's offset to rank 0 from ping-pongs (Cristian: the exchange of
+    // least round trip, its midpoint).
+    void sync_clocks(const std::string &mode) {
+        std::string id;
+        std::ifstream("/proc/sys/kernel/random/boot_id") >> id;
+        unsigned long long h = std::hash<std::string>{}(id), lo = h, hi = h;
+        MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctl);
+        MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctl);
+        shared_clock = mode == "shared" || (mode == "auto" && lo == hi && !id.empty());
+        offset = 0;
+        if (shared_clock) return;
+        for (int peer = 1; peer < size; ++peer) {
+            if (rank == 0) {
+                double best_rtt = INFINITY, best = 0;
+                for (int i = 0; i < 30; ++i) {
+                    double ta = now(), tp;
+                    MPI_Send(&ta, 1, MPI_DOUBLE, peer, 7, ctl);
+                    MPI_Recv(&tp, 1, MPI_DOUBLE, peer, 7, ctl, MPI_STATUS_IGNORE);
+                    const double tb = now();
+                    if (tb - ta < best_rtt) best_rtt = tb - ta, best = tp - 0.5 * (ta + tb);
+                }
+                MPI_Send(&best, 1, MPI_DOUBLE, peer, 8, ctl);
+            } else if (rank == peer) {
+                for (int i = 0; i < 30; ++i) {
+                    double x;
+                    MPI_Recv(&x, 1, MPI_DOUBLE, 0, 7, ctl, MPI_STATUS_IGNORE);
+                    x = now();
+                    MPI_Send(&x, 1, MPI_DOUBLE, 0, 7, ctl);
+                }
+                MPI_Recv(&offset, 1, MPI_DOUBLE, 0, 8, ctl, MPI_STATUS_IGNORE);
+            }
         }
-        double per = (MPI_Wtime() - t) / iters;
-        MPI_Allreduce(MPI_IN_PLACE, &per, 1, MPI_DOUBLE, MPI_MAX, ctl);
-        return per;
     }
 
-    // The median of the batches (less the barrier for latencies).
-    double finish(std::vector<double> v, bool latency) const {
-        std::sort(v.begin(), v.end());
-        const double med = v[v.size() / 2];
-        return latency ? std::max(med - barrier_time, 0.02 * med) : med;
+    // The first fraction of a second of a job runs slower (the launch
+    // still settling, clocks ramping up): 0.2 s of small collectives first.
+    void warm_up() {
+        int x = 0, go = 1;
+        for (const double t = MPI_Wtime(); go;) {
+            for (int i = 0; i < 50; ++i) MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, hanx);
+            go = MPI_Wtime() - t < 0.2;
+            MPI_Bcast(&go, 1, MPI_INT, 0, ctl);
+        }
     }
 
-    // The barrier's own time, subtracted from latencies: a median over
-    // many batches, measured again before each collective's tasks.
-    void calibrate(int reps, double batch_time) {
-        barrier_time = 0;
-        barrier_time = measure([this] { MPI_Barrier(ctl); }, std::max(reps, 9), batch_time, false);
+    // ---- latency: synchronised starts (as ReproMPI does)
+    // Every rank starts `op` at the same instant t_k = t_0 + k W on the
+    // common clock; its latency is from t_k until the last rank is done
+    // (no barrier to subtract, no pipelining of one call into the next).
+    // A window whose previous call overran it (or that a rank started
+    // more than W/2 late) is discarded; too many discarded: wider windows.
+    // The median over the windows, which fill point_time (at least
+    // min_windows of them).
+    double latency(const std::function<void()> &op, int min_windows, double point_time) {
+        op();  // warm-up (and connections)
+        double one = 0;
+        for (int i = 0; i < 3; ++i) {
+            MPI_Barrier(ctl);
+            const double t = now();
+            op();
+            one = std::max(one, now() - t);
+        }
+        MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_DOUBLE, MPI_MAX, ctl);
+        double W = 1.25 * one + 50e-6;
+        std::vector<double> d, valid;
+        for (int attempt = 0;; ++attempt) {
+            const int n = int(std::clamp(point_time / W, double(min_windows), 400.0));
+            double t0 = now() + 300e-6 + W;  // time for the broadcast of t0
+            MPI_Bcast(&t0, 1, MPI_DOUBLE, 0, ctl);
+            d.assign(std::size_t(2 * n), 0.0);
+            for (int k = 0; k < n; ++k) {
+                const double target = t0 + k * W;
+                while (now() < target) sched_yield();
+                d[std::size_t(n + k)] = now() - target;  // lateness
+                op();
+                d[std::size_t(k)] = now() - target;
+            }
+            MPI_Allreduce(MPI_IN_PLACE, d.data(), 2 * n, MPI_DOUBLE, MPI_MAX, ctl);
+            valid.clear();
+            for (int k = 0; k < n; ++k)
+                if (d[std::size_t(n + k)] <= 0.5 * W && (k == 0 || d[std::size_t(k - 1)] <= W))
+                    valid.push_back(d[std::size_t(k)]);
+            if (2 * valid.size() > std::size_t(n) || attempt == 3) break;
+            W *= 2;
+        }
+        if (valid.empty()) valid.assign(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2));
+        std::sort(valid.begin(), valid.end());
+        return valid[valid.size() / 2];
     }
-    double barrier_time = 0;
 
     void progress(const std::string &what) const {
         if (quiet || rank != 0) return;
@@ -422,82 +481,26 @@ class Job {
     }
 };
 
-// Buffers for one measurement: MPI_INT data (bytes / 4 elements), one
-// buffer per stage so that overlapped stages never share memory.
+// Buffers for one measurement: MPI_INT data (bytes / 4 elements).
 struct Buffers {
-    std::vector<std::vector<int>> b;
+    std::vector<int> b;
     int count;
-    Buffers(std::uint64_t bytes, int n) : b(std::max(n, 2)), count(int(std::max<std::uint64_t>(bytes / 4, 1))) {
-        for (auto &x : b) x.assign(std::size_t(count) * 2, 1);
-    }
-    int *in(int i) { return b[i].data(); }
-    int *out(int i) { return b[i].data() + count; }
+    explicit Buffers(std::uint64_t bytes)
+        : b(2 * std::max<std::uint64_t>(bytes / 4, 1), 1), count(int(std::max<std::uint64_t>(bytes / 4, 1))) {}
+    int *in() { return b.data(); }
+    int *out() { return b.data() + count; }
 };
 
 // The whole collective on `comm` (hanx or the previous module).
 std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
     switch (coll) {
-    case Coll::Bcast: return [&B, comm] { MPI_Bcast(B.in(0), B.count, MPI_INT, 0, comm); };
+    case Coll::Bcast: return [&B, comm] { MPI_Bcast(B.in(), B.count, MPI_INT, 0, comm); };
     case Coll::Reduce:
-        return [&B, comm] { MPI_Reduce(B.in(0), B.out(0), B.count, MPI_INT, MPI_SUM, 0, comm); };
+        return [&B, comm] { MPI_Reduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, 0, comm); };
     case Coll::Allreduce:
-        return [&B, comm] { MPI_Allreduce(B.in(0), B.out(0), B.count, MPI_INT, MPI_SUM, comm); };
+        return [&B, comm] { MPI_Allreduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, comm); };
     }
     return [] {};
-}
-
-// Stage j of coll's pipeline on this rank, as hanx runs it: the root is
-// the level communicator's rank 0 (world rank 0 leads node 0); req ==
-// nullptr: blocking.
-void run_stage(Job &J, Coll coll, int j, Buffers &B, MPI_Request *req) {
-    const Level lvl = stages(coll)[std::size_t(j)];
-    MPI_Comm c = lvl == Level::Node ? J.node : J.leaders;
-    if (c == MPI_COMM_NULL) return;
-    int me;
-    MPI_Comm_rank(c, &me);
-    int *buf = B.in(j), *acc = B.out(j);
-    const bool reduce = (coll == Coll::Reduce) || (coll == Coll::Allreduce && j == 0);
-    const bool allred = coll == Coll::Allreduce && j == 1;
-    if (allred) {
-        if (req) MPI_Iallreduce(MPI_IN_PLACE, acc, B.count, MPI_INT, MPI_SUM, c, req);
-        else MPI_Allreduce(MPI_IN_PLACE, acc, B.count, MPI_INT, MPI_SUM, c);
-    } else if (reduce) {
-        const void *sb = (me == 0 && lvl == Level::Leaders) ? MPI_IN_PLACE : (const void *)buf;
-        void *rb = me == 0 ? acc : nullptr;
-        if (req) MPI_Ireduce(sb, rb, B.count, MPI_INT, MPI_SUM, 0, c, req);
-        else MPI_Reduce(sb, rb, B.count, MPI_INT, MPI_SUM, 0, c);
-    } else {
-        if (req) MPI_Ibcast(buf, B.count, MPI_INT, 0, c, req);
-        else MPI_Bcast(buf, B.count, MPI_INT, 0, c);
-    }
-}
-
-// One pipeline step running stages [a, b]: the upper level's stages
-// posted non-blocking, the node level's run blocking in stage order, all
-// waited for -- hanx's run_pipeline().
-std::function<void()> step(Job &J, Coll coll, Window w, Buffers &B) {
-    return [&J, coll, w, &B] {
-        MPI_Request r[3];
-        int n = 0;
-        for (int j = w.first; j <= w.second; ++j)
-            if (stages(coll)[std::size_t(j)] == Level::Leaders && J.leaders != MPI_COMM_NULL)
-                run_stage(J, coll, j, B, &r[n++]);
-        for (int j = w.first; j <= w.second; ++j)
-            if (stages(coll)[std::size_t(j)] == Level::Node) run_stage(J, coll, j, B, nullptr);
-        MPI_Waitall(n, r, MPI_STATUSES_IGNORE);
-    };
-}
-
-// What stage j of coll does: 0 bcast, 1 reduce, 2 allreduce.
-int task_kind(Coll coll, int j) {
-    if (coll == Coll::Bcast) return 0;
-    if (coll == Coll::Reduce) return 1;
-    return j == 0 ? 1 : j == 1 ? 2 : 0;
-}
-
-// A blocking stage alone (the unsegmented configuration).
-std::function<void()> alone(Job &J, Coll coll, int j, Buffers &B) {
-    return [&J, coll, j, &B] { run_stage(J, coll, j, B, nullptr); };
 }
 
 // ------------------------------------------------------------------- tune
@@ -509,52 +512,51 @@ int tune(Job &J, const Options &o) {
     m.ranks = J.size;
     m.sizes = pow2_grid(o.min, o.max);
     m.segments = o.segments;
-    m.generated_by = "collx-tune 1 (" + std::to_string(J.nodes) + " nodes x " + std::to_string(J.rpn) +
-                     " ranks, " + std::to_string(o.reps) + " reps)";
-    // whole-size measurements at powers of 4 up to measure_max (and the
-    // grid's ends inside that range)
+    m.generated_by = "collx-tune 2 (" + std::to_string(J.nodes) + " nodes x " + std::to_string(J.rpn) +
+                     " ranks, " + std::to_string(o.windows) + "+ windows)";
+    // whole-size measurements: 4, 64, 256 (latency is flat below 1K on
+    // every machine seen), then powers of 2 from 1K up to measure_max
     std::vector<std::uint64_t> wsizes;
-    for (std::uint64_t x = 4; x <= std::min(o.max, o.measure_max); x <<= 2)
-        if (x >= o.min / 4) wsizes.push_back(x);
+    for (std::uint64_t x = 4; x <= std::min(o.max, o.measure_max); x *= x < 64 ? 16 : x < 1024 ? 4 : 2)
+        if (x >= o.min / 16) wsizes.push_back(x);
     const double t0 = MPI_Wtime();
-    std::map<std::tuple<Level, int, std::uint64_t>, double> tasks;
+    J.warm_up();
     bool stopped = false;
     std::size_t total = o.colls.size() * wsizes.size() + o.colls.size() * o.segments.size(), done = 0;
+    auto lat = [&](const std::function<void()> &op) { return J.latency(op, o.windows, o.point_time); };
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
-        cm.blocking.resize(stages(coll).size());
-        J.calibrate(o.reps, o.batch_time);
         for (std::uint64_t x : wsizes) {
             if ((stopped = stopped || J.stop())) break;
-            Buffers B(x, 3);
-            cm.previous.set(x, J.measure(whole(coll, J.prev, B), o.reps, o.batch_time, true));
-            for (int j = 0; j < int(stages(coll).size()); ++j) {
-                // the same task (level, operation, size) serves several
-                // collectives: allreduce's node reduce is reduce's, its
-                // node bcast is bcast's -- measured once
-                const auto key = std::make_tuple(stages(coll)[std::size_t(j)], task_kind(coll, j), x);
-                auto f = tasks.find(key);
-                if (f == tasks.end())
-                    f = tasks.emplace(key, J.measure(alone(J, coll, j, B), o.reps, o.batch_time, true)).first;
-                cm.blocking[std::size_t(j)].set(x, f->second);
-            }
+            Buffers B(x);
+            cm.previous.set(x, lat(whole(coll, J.prev, B)));
+            J.set_segment(coll, 0);
+            cm.hier.set(x, lat(whole(coll, J.hanx, B)));
             J.progress("[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + name(coll) + " " +
-                       bytes_label(x) + ": previous " + fmt_us(cm.previous.at(x)) + " us");
+                       bytes_label(x) + ": previous " + fmt_us(cm.previous.at(x)) + " us, hier " +
+                       fmt_us(cm.hier.at(x)) + " us");
         }
     }
+    // the pipelines in place: hanx itself with segments of s, on 2 and on
+    // 8, 32 and 128 segments as far as --pipeline-max (at least 4)
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
         for (std::uint64_t s : o.segments) {
             if (s >= o.max || (stopped = stopped || J.stop())) continue;
-            Buffers B(s, 3);
-            std::string line;
-            for (Window w : windows(int(stages(coll).size()))) {
-                double t = J.measure(step(J, coll, w, B), o.reps, o.batch_time, false);
-                cm.step[s][w] = t;
-                line += " [" + std::to_string(w.first) + "-" + std::to_string(w.second) + "] " + fmt_us(t);
+            Pipeline p;
+            std::vector<std::uint64_t> nus{2};
+            for (std::uint64_t nu : {8, 32, 128})
+                if (nu * s <= o.pipeline_max) nus.push_back(nu);
+            if (nus.size() == 1) nus.push_back(4);
+            J.set_segment(coll, s);
+            for (std::uint64_t nu : nus) {
+                Buffers B(nu * s);
+                p.points[double(nu)] = lat(whole(coll, J.hanx, B));
             }
+            cm.pipeline[s] = p;
             J.progress("[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + name(coll) +
-                       " steps of " + bytes_label(s) + " (us):" + line);
+                       " segments of " + bytes_label(s) + ": full step " + fmt_us(p.full_step()) +
+                       " us, fill+drain " + fmt_us(p.fill_drain(int(stages(coll).size()))) + " us");
         }
     }
     m.tuning_seconds = MPI_Wtime() - t0;
@@ -669,44 +671,31 @@ int validate(Job &J, const Options &o) {
     int points = 0, within = 0, ruled = 0;
     double measuring = 0;
     const double t0 = MPI_Wtime();
+    J.warm_up();  // like the tuning (not counted in `measuring`)
     if (J.rank == 0)
         std::printf("%-10s %10s  %-12s %12s  %-12s %12s %7s %7s\n", "collective", "bytes", "chosen",
                     "measured_us", "best", "best_us", "ratio", "pred_err");
     for (Coll coll : o.colls) {
         std::map<std::uint64_t, std::map<std::string, std::pair<double, double>>> pm;
         std::map<std::uint64_t, std::pair<std::string, std::string>> winners;
-        J.calibrate(o.reps, o.batch_time);
         for (std::uint64_t x : sample) {
             if (J.stop()) break;
-            Buffers B(x, 3);
+            Buffers B(x);
             std::map<std::string, double> t;
             Config best{};
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
-            // every configuration, batches interleaved (rep by rep) so that
-            // drift of the machine cancels out of the comparison
+            // every configuration, measured as the tuning measures
             const auto cfgs = configs_for(x, segments);
-            std::vector<int> iters;
-            std::vector<std::vector<double>> runs(cfgs.size());
-            auto op = [&](const Config &c) {
+            std::vector<double> lat(cfgs.size());
+            for (std::size_t i = 0; i < cfgs.size(); ++i) {
+                const Config &c = cfgs[i];
                 if (!c.previous) J.set_segment(coll, c.segment);
-                return whole(coll, c.previous ? J.prev : J.hanx, B);
-            };
-            if (o.interleave) {
-                for (const Config &c : cfgs) iters.push_back(J.prepare(op(c), o.batch_time, true));
-                for (int r = 0; r < o.reps; ++r)
-                    for (std::size_t i = 0; i < cfgs.size(); ++i)
-                        runs[i].push_back(J.batch(op(cfgs[i]), iters[i], true));
-            } else {  // as the tuning measures: one configuration after the other
-                for (std::size_t i = 0; i < cfgs.size(); ++i) {
-                    auto f = op(cfgs[i]);
-                    const int n = J.prepare(f, o.batch_time, true);
-                    for (int r = 0; r < o.reps; ++r) runs[i].push_back(J.batch(f, n, true));
-                }
+                lat[i] = J.latency(whole(coll, c.previous ? J.prev : J.hanx, B), o.windows, o.point_time);
             }
             for (std::size_t i = 0; i < cfgs.size(); ++i) {
                 const Config &c = cfgs[i];
-                t[c.label()] = J.finish(runs[i], true);
+                t[c.label()] = lat[i];
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
                     if (auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, c, x) : std::nullopt) {
@@ -804,6 +793,7 @@ int main(int argc, char **argv) {
         if (MPI_T_cvar_get_index("coll_hanx_priority", &idx) != MPI_SUCCESS)
             throw std::runtime_error("coll/hanx is not loaded (see docs/collx-tune.md for the command)");
         Job J(o);
+        J.sync_clocks(o.clock);
         if (J.nodes < 2) throw std::runtime_error("the job spans one node: hanx has nothing to tune "
                                                   "(use several nodes, or --mca coll_hanx_ranks_per_node N)");
         rc = o.validate.empty() ? tune(J, o) : validate(J, o);

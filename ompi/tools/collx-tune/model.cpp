@@ -99,65 +99,45 @@ double Curve::at(std::uint64_t bytes) const {
     return std::exp(y0 + (y1 - y0) * (x - x0) / (x1 - x0));
 }
 
-// -------------------------------------------------------------- windows
+// ------------------------------------------------------------- Pipeline
 
-std::vector<Window> windows(int K) {
-    std::vector<Window> v;
-    for (int b = 0; b < K; ++b) v.push_back({0, b});      // filling, then full
-    for (int a = 1; a < K; ++a) v.push_back({a, K - 1});  // draining
-    return v;
+// the line through two points of a map, at x
+static double line(std::map<double, double>::const_iterator p, std::map<double, double>::const_iterator q,
+                   double x) {
+    const double slope = std::max(0.0, (q->second - p->second) / (q->first - p->first));
+    return p->second + slope * (x - p->first);
 }
 
-std::optional<double> CollModel::predict(Coll coll, const Config &c, std::uint64_t bytes) const {
-    if (c.previous) {
-        if (previous.empty()) return std::nullopt;
-        return previous.at(bytes);
+double Pipeline::at(double nu) const {
+    if (!complete()) return NAN;
+    auto hi = points.lower_bound(nu);
+    if (hi == points.begin()) hi = std::next(hi);   // below the first: the first two's line
+    if (hi == points.end()) hi = std::prev(hi);     // beyond the last: the last two's line
+    return std::max(0.0, line(std::prev(hi), hi, nu));
+}
+
+double Pipeline::full_step() const {
+    if (!complete()) return NAN;
+    auto q = std::prev(points.end()), p = std::prev(q);
+    return std::max(0.0, (q->second - p->second) / (q->first - p->first));
+}
+
+double Pipeline::fill_drain(int K) const {
+    if (!complete()) return NAN;
+    auto p = points.begin(), q = std::next(p);
+    const double first_slope = std::max(0.0, (q->second - p->second) / (q->first - p->first));
+    return p->second - (p->first - K + 1) * first_slope;
+}
+
+std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t bytes) const {
+    const Curve &whole = c.previous ? previous : hier;
+    if (c.previous || c.segment == 0 || bytes <= c.segment) {  // one segment: unsegmented
+        if (whole.empty()) return std::nullopt;
+        return whole.at(bytes);
     }
-    const int K = int(stages(coll).size());
-    if (c.segment == 0 || bytes <= c.segment) {  // one segment: stages in turn, blocking
-        if (int(blocking.size()) != K) return std::nullopt;
-        double t = 0;
-        for (const Curve &s : blocking) {
-            if (s.empty()) return std::nullopt;
-            t += s.at(bytes);
-        }
-        return t;
-    }
-    auto it = step.find(c.segment);
-    if (it == step.end()) return std::nullopt;
-    const auto &W = it->second;
-    auto w = [&](int a, int b) -> std::optional<double> {
-        auto f = W.find({a, b});
-        if (f == W.end()) return std::nullopt;
-        return f->second;
-    };
-    const double nf = double(bytes) / double(c.segment);
-    const std::uint64_t n = (bytes + c.segment - 1) / c.segment;
-    double t = 0;
-    if (n >= std::uint64_t(K)) {
-        // fill + (n - K + 1) full steps + drain; the fractional n charges a
-        // short last segment for its share of a full step
-        for (int b = 0; b + 1 < K; ++b) {
-            auto x = w(0, b);
-            if (!x) return std::nullopt;
-            t += *x;
-        }
-        for (int a = 1; a < K; ++a) {
-            auto x = w(a, K - 1);
-            if (!x) return std::nullopt;
-            t += *x;
-        }
-        auto full = w(0, K - 1);
-        if (!full) return std::nullopt;
-        return t + (nf - K + 1) * *full;
-    }
-    for (std::uint64_t s = 0; s + 1 < n + std::uint64_t(K); ++s) {  // short pipelines
-        const int a = int(s + 1 >= n ? s + 1 - n : 0), b = int(std::min<std::uint64_t>(s, K - 1));
-        auto x = w(a, b);
-        if (!x) return std::nullopt;
-        t += *x;
-    }
-    return t;
+    auto it = pipeline.find(c.segment);
+    if (it == pipeline.end() || !it->second.complete()) return std::nullopt;
+    return it->second.at(double(bytes) / double(c.segment));
 }
 
 // ------------------------------------------------------------------ Model
@@ -252,7 +232,7 @@ static Curve curve_from(const nlohmann::json &a) {
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 1;
+    j["version"] = 2;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -269,12 +249,14 @@ nlohmann::ordered_json Model::to_json() const {
         for (Level l : stages(coll)) st.push_back(name(l));
         o["stages"] = st;
         o["previous"] = curve_json(m.previous);
-        o["blocking"] = nlohmann::ordered_json::array();
-        for (const Curve &c : m.blocking) o["blocking"].push_back(curve_json(c));
-        o["steps"] = nlohmann::ordered_json::object();
-        for (auto &[seg, W] : m.step) {
-            auto &sj = o["steps"][std::to_string(seg)];
-            for (auto &[w, s] : W) sj[std::to_string(w.first) + "-" + std::to_string(w.second)] = s;
+        o["hier"] = curve_json(m.hier);
+        o["pipelines"] = nlohmann::ordered_json::object();
+        for (auto &[seg, p] : m.pipeline) {
+            const int K = int(stages(coll).size());
+            auto &pj = o["pipelines"][std::to_string(seg)];
+            pj["measured"] = nlohmann::ordered_json::array();  // [segments, seconds]
+            for (auto &[nu, t] : p.points) pj["measured"].push_back({nu, t});
+            if (p.complete()) pj["full_step"] = p.full_step(), pj["fill_drain"] = p.fill_drain(K);
         }
         cj[name(coll)] = o;
     }
@@ -282,8 +264,8 @@ nlohmann::ordered_json Model::to_json() const {
 }
 
 Model Model::from_json(const nlohmann::json &j) {
-    if (j.value("format", "") != "collx-tune-model" || j.value("version", 0) != 1)
-        throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 1)");
+    if (j.value("format", "") != "collx-tune-model" || j.value("version", 0) != 2)
+        throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 2)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();
@@ -298,14 +280,13 @@ Model Model::from_json(const nlohmann::json &j) {
         if (!coll) throw std::runtime_error("unknown collective \"" + cname + "\"");
         CollModel cm;
         cm.previous = curve_from(o.at("previous"));
-        for (const auto &c : o.at("blocking")) cm.blocking.push_back(curve_from(c));
-        for (auto &[seg, W] : o.at("steps").items())
-            for (auto &[w, s] : W.items()) {
-                const auto dash = w.find('-');
-                if (dash == std::string::npos) throw std::runtime_error("bad window \"" + w + "\"");
-                cm.step[std::stoull(seg)][{std::stoi(w.substr(0, dash)), std::stoi(w.substr(dash + 1))}] =
-                    s.get<double>();
-            }
+        cm.hier = curve_from(o.at("hier"));
+        for (auto &[seg, pj] : o.at("pipelines").items()) {
+            // the measurements; full_step and fill_drain are derived (for the reader)
+            Pipeline p;
+            for (const auto &x : pj.at("measured")) p.points[x.at(0).get<double>()] = x.at(1).get<double>();
+            cm.pipeline[std::stoull(seg)] = p;
+        }
         m.colls[*coll] = std::move(cm);
     }
     return m;

@@ -1,14 +1,17 @@
-// The task cost model of collx-tune (after the HAN paper): a hierarchical
-// collective is a list of stages (sub-collectives on the node level or the
-// node leaders' level); cut into n segments it runs, at step t, stage j on
-// segment t - j (exactly what coll/hanx's pipeline does).  A step's cost
-// depends only on which stages run in it and on the segment size, not on
-// the message size: measure every step kind ("window" of consecutive
-// stages, alone and overlapped) once per segment size, and the whole
-// collective of any size is the sum of its steps.  Unsegmented (one
-// segment), the stages run one after the other, blocking: their costs
-// alone, measured by message size, add up.  The previous module (tuned)
-// is measured as a whole, at fewer sizes, and interpolated.
+// The cost model of collx-tune (after the HAN paper's task model): a
+// hierarchical collective is a list of K stages (sub-collectives on the
+// node level or the node leaders' level); cut into n segments it runs, at
+// step t, stage j on segment t - j (exactly what coll/hanx's pipeline
+// does): K - 1 filling steps, n - K + 1 full steps (every stage busy,
+// overlapped with its neighbours) and K - 1 draining steps.  A step's cost
+// depends on the segment size, not on the message size, so the full step
+// and the fill + drain are measured once per segment size -- in place, on
+// hanx's own pipeline at a few numbers of segments (see Pipeline) -- and a
+// collective of any size is fill + drain + (n - K + 1) full steps.
+// Unsegmented hanx and the previous module (tuned) are measured whole at
+// powers of 4 and interpolated.  docs/collx-tune.md says why the stages
+// are not measured alone and summed (it mispredicted on the emulated
+// nodes).
 //
 // No MPI here: this file turns measurements into predictions, choices and
 // a tuning file, so that it is unit-tested and --explain needs no job.
@@ -68,15 +71,25 @@ class Curve {
     std::map<std::uint64_t, double> pts_;
 };
 
-// Windows [a, b] of consecutive stages that a pipeline of K stages has in
-// some step (prefixes and suffixes, K <= 3).
-using Window = std::pair<int, int>;
-std::vector<Window> windows(int nstages);
+// A pipeline of one segment size, measured in place: hanx's whole
+// collective with that segment size at a few numbers of segments ν (2, 8,
+// and as many as the largest size measured holds).  After its first K - 1
+// steps every step of a K-stage pipeline is a full one (every stage busy,
+// each overlapped with its neighbours), so the cost grows by one full step
+// per segment: linear in ν between the points, the last two points' line
+// beyond them (and the first two's below).
+struct Pipeline {
+    std::map<double, double> points;  // segments -> seconds
+    bool complete() const { return points.size() >= 2; }
+    double at(double nu) const;       // seconds for ν segments (fractional: a short last one)
+    double full_step() const;         // seconds per full step: the slope at the most segments
+    double fill_drain(int K) const;   // the K - 1 filling and K - 1 draining steps
+};
 
 struct CollModel {
-    Curve previous;                                     // whole collective, previous module
-    std::vector<Curve> blocking;                        // per stage, alone, blocking, by size
-    std::map<std::uint64_t, std::map<Window, double>> step;  // per segment size, per window
+    Curve previous;                               // previous module, whole, by size
+    Curve hier;                                   // hanx unsegmented, whole, by size
+    std::map<std::uint64_t, Pipeline> pipeline;   // per segment size
 
     // Predicted seconds of `c` on a message of `bytes`; nullopt when a
     // needed measurement is missing.
