@@ -95,7 +95,6 @@ struct Options {
         "                      configurations) is above F (e.g. 0.15)\n"
         "  --min-within F      --validate: exit 3 if the file's choice is within 5%% of the\n"
         "                      best at fewer than this share of the points (e.g. 0.9)\n"
-
         "  --quiet             no progress lines\n");
     std::exit(rc);
 }
@@ -244,15 +243,12 @@ int explain(const Options &o) {
         if (!c.previous && c.segment && o.bytes > c.segment && p != cm->second.pipeline.end() &&
             p->second.complete()) {
             const int K = int(stages(*coll).size());
-            const double nu = double(o.bytes) / double(c.segment);
-            char buf[160];
+            std::string at;
+            for (auto &[n, sec] : p->second.points) at += (at.empty() ? "" : ",") + std::to_string(int(n));
+            char buf[200];
             std::snprintf(buf, sizeof buf, "  (%.4g segments; measured at %s: fill+drain %s + full steps of %s)",
-                          nu, [&] {
-                              std::string v;
-                              for (auto &[n, sec] : p->second.points) v += (v.empty() ? "" : ",") + std::to_string(int(n));
-                              return v;
-                          }().c_str(),
-                          fmt_us(p->second.fill_drain(K)).c_str(), fmt_us(p->second.full_step()).c_str());
+                          double(o.bytes) / double(c.segment), at.c_str(), fmt_us(p->second.fill_drain(K)).c_str(),
+                          fmt_us(p->second.full_step()).c_str());
             how = buf;
         }
         std::printf("    %-12s %12s%s%s%s\n", c.label().c_str(), t ? fmt_us(*t).c_str() : "n/a",
@@ -342,6 +338,7 @@ class Job {
         const char *names[3] = {"coll_hanx_bcast_segment_size", "coll_hanx_reduce_segment_size",
                                 "coll_hanx_allreduce_segment_size"};
         for (int i = 0; i < 3; ++i) seg[i] = cvar(names[i]);
+        sync_clocks(o.clock);
     }
 
     ~Job() {
@@ -368,7 +365,6 @@ class Job {
     // steady_clock, less this rank's offset to rank 0's (0 where every
     // rank runs on one kernel: CLOCK_MONOTONIC is then the same clock)
     double offset = 0;
-    bool shared_clock = true;
     double now() const {
         return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count() -
                offset;
@@ -383,9 +379,8 @@ class Job {
         unsigned long long h = std::hash<std::string>{}(id), lo = h, hi = h;
         MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, ctl);
         MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, ctl);
-        shared_clock = mode == "shared" || (mode == "auto" && lo == hi && !id.empty());
         offset = 0;
-        if (shared_clock) return;
+        if (mode == "shared" || (mode == "auto" && lo == hi && !id.empty())) return;
         for (int peer = 1; peer < size; ++peer) {
             if (rank == 0) {
                 double best_rtt = INFINITY, best = 0;
@@ -483,10 +478,10 @@ class Job {
 
 // Buffers for one measurement: MPI_INT data (bytes / 4 elements).
 struct Buffers {
-    std::vector<int> b;
     int count;
+    std::vector<int> b;
     explicit Buffers(std::uint64_t bytes)
-        : b(2 * std::max<std::uint64_t>(bytes / 4, 1), 1), count(int(std::max<std::uint64_t>(bytes / 4, 1))) {}
+        : count(int(std::max<std::uint64_t>(bytes / 4, 1))), b(2 * std::size_t(count), 1) {}
     int *in() { return b.data(); }
     int *out() { return b.data() + count; }
 };
@@ -501,6 +496,14 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
         return [&B, comm] { MPI_Allreduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, comm); };
     }
     return [] {};
+}
+
+// The latency of one configuration: the previous module, or hanx with
+// its segment size for `coll` set (0: unsegmented).  Tuning and
+// validation measure through this alone.
+double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
+    if (!c.previous) J.set_segment(coll, c.segment);
+    return J.latency(whole(coll, c.previous ? J.prev : J.hanx, B), o.windows, o.point_time);
 }
 
 // ------------------------------------------------------------------- tune
@@ -523,15 +526,13 @@ int tune(Job &J, const Options &o) {
     J.warm_up();
     bool stopped = false;
     std::size_t total = o.colls.size() * wsizes.size() + o.colls.size() * o.segments.size(), done = 0;
-    auto lat = [&](const std::function<void()> &op) { return J.latency(op, o.windows, o.point_time); };
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
         for (std::uint64_t x : wsizes) {
             if ((stopped = stopped || J.stop())) break;
             Buffers B(x);
-            cm.previous.set(x, lat(whole(coll, J.prev, B)));
-            J.set_segment(coll, 0);
-            cm.hier.set(x, lat(whole(coll, J.hanx, B)));
+            cm.previous.set(x, measure(J, o, coll, Config{true, 0}, B));
+            cm.hier.set(x, measure(J, o, coll, Config{false, 0}, B));
             J.progress("[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + name(coll) + " " +
                        bytes_label(x) + ": previous " + fmt_us(cm.previous.at(x)) + " us, hier " +
                        fmt_us(cm.hier.at(x)) + " us");
@@ -548,10 +549,9 @@ int tune(Job &J, const Options &o) {
             for (std::uint64_t nu : {8, 32, 128})
                 if (nu * s <= o.pipeline_max) nus.push_back(nu);
             if (nus.size() == 1) nus.push_back(4);
-            J.set_segment(coll, s);
             for (std::uint64_t nu : nus) {
                 Buffers B(nu * s);
-                p.points[double(nu)] = lat(whole(coll, J.hanx, B));
+                p.points[double(nu)] = measure(J, o, coll, Config{false, s}, B);
             }
             cm.pipeline[s] = p;
             J.progress("[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + name(coll) +
@@ -686,16 +686,8 @@ int validate(Job &J, const Options &o) {
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
             // every configuration, measured as the tuning measures
-            const auto cfgs = configs_for(x, segments);
-            std::vector<double> lat(cfgs.size());
-            for (std::size_t i = 0; i < cfgs.size(); ++i) {
-                const Config &c = cfgs[i];
-                if (!c.previous) J.set_segment(coll, c.segment);
-                lat[i] = J.latency(whole(coll, c.previous ? J.prev : J.hanx, B), o.windows, o.point_time);
-            }
-            for (std::size_t i = 0; i < cfgs.size(); ++i) {
-                const Config &c = cfgs[i];
-                t[c.label()] = lat[i];
+            for (const Config &c : configs_for(x, segments)) {
+                t[c.label()] = measure(J, o, coll, c, B);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
                     if (auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, c, x) : std::nullopt) {
@@ -793,7 +785,6 @@ int main(int argc, char **argv) {
         if (MPI_T_cvar_get_index("coll_hanx_priority", &idx) != MPI_SUCCESS)
             throw std::runtime_error("coll/hanx is not loaded (see docs/collx-tune.md for the command)");
         Job J(o);
-        J.sync_clocks(o.clock);
         if (J.nodes < 2) throw std::runtime_error("the job spans one node: hanx has nothing to tune "
                                                   "(use several nodes, or --mca coll_hanx_ranks_per_node N)");
         rc = o.validate.empty() ? tune(J, o) : validate(J, o);

@@ -101,32 +101,31 @@ double Curve::at(std::uint64_t bytes) const {
 
 // ------------------------------------------------------------- Pipeline
 
-// the line through two points of a map, at x
-static double line(std::map<double, double>::const_iterator p, std::map<double, double>::const_iterator q,
-                   double x) {
-    const double slope = std::max(0.0, (q->second - p->second) / (q->first - p->first));
-    return p->second + slope * (x - p->first);
-}
+using PointIt = std::map<double, double>::const_iterator;
+
+// seconds per segment between two measured pipelines (never negative:
+// noise can make a longer pipeline measure faster)
+static double slope(PointIt p, PointIt q) { return std::max(0.0, (q->second - p->second) / (q->first - p->first)); }
 
 double Pipeline::at(double nu) const {
     if (!complete()) return NAN;
     auto hi = points.lower_bound(nu);
     if (hi == points.begin()) hi = std::next(hi);   // below the first: the first two's line
     if (hi == points.end()) hi = std::prev(hi);     // beyond the last: the last two's line
-    return std::max(0.0, line(std::prev(hi), hi, nu));
+    const auto lo = std::prev(hi);
+    return std::max(0.0, lo->second + slope(lo, hi) * (nu - lo->first));
 }
 
 double Pipeline::full_step() const {
     if (!complete()) return NAN;
-    auto q = std::prev(points.end()), p = std::prev(q);
-    return std::max(0.0, (q->second - p->second) / (q->first - p->first));
+    const auto last = std::prev(points.end());
+    return slope(std::prev(last), last);
 }
 
 double Pipeline::fill_drain(int K) const {
     if (!complete()) return NAN;
-    auto p = points.begin(), q = std::next(p);
-    const double first_slope = std::max(0.0, (q->second - p->second) / (q->first - p->first));
-    return p->second - (p->first - K + 1) * first_slope;
+    const auto first = points.begin();
+    return first->second - (first->first - K + 1) * slope(first, std::next(first));
 }
 
 std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t bytes) const {

@@ -8,8 +8,8 @@
 // and the fill + drain are measured once per segment size -- in place, on
 // hanx's own pipeline at a few numbers of segments (see Pipeline) -- and a
 // collective of any size is fill + drain + (n - K + 1) full steps.
-// Unsegmented hanx and the previous module (tuned) are measured whole at
-// powers of 4 and interpolated.  docs/collx-tune.md says why the stages
+// Unsegmented hanx and the previous module (tuned) are measured whole by
+// message size and interpolated.  docs/collx-tune.md says why the stages
 // are not measured alone and summed (it mispredicted on the emulated
 // nodes).
 //
@@ -72,8 +72,8 @@ class Curve {
 };
 
 // A pipeline of one segment size, measured in place: hanx's whole
-// collective with that segment size at a few numbers of segments ν (2, 8,
-// and as many as the largest size measured holds).  After its first K - 1
+// collective with that segment size at a few numbers of segments ν (2,
+// and 8, 32, 128 as far as collx-tune's --pipeline-max).  After its first K - 1
 // steps every step of a K-stage pipeline is a full one (every stage busy,
 // each overlapped with its neighbours), so the cost grows by one full step
 // per segment: linear in ν between the points, the last two points' line
