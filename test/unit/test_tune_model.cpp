@@ -104,9 +104,10 @@ START_TEST(composition_matches_step_enumeration) {
 END_TEST
 
 // Measured pipelines that do not lie on one line (memory-bound sizes cost
-// more per segment): linear between the points, the last two points' line
-// beyond them, the first two's below; never negative; one point is no
-// pipeline.
+// more per segment): linear between the points, the first two's line
+// below them, beyond them the steepest neighbouring pair's slope (here the
+// last pair; a steeper early pair wins over a flat last one); never
+// negative; one point is no pipeline.
 START_TEST(pipeline_piecewise_linear) {
     Pipeline p;
     p.points = {{2, 10e-6}, {8, 40e-6}, {32, 200e-6}};
@@ -118,6 +119,11 @@ START_TEST(pipeline_piecewise_linear) {
     Pipeline odd;  // noise: a longer pipeline measured faster
     odd.points = {{2, 50e-6}, {8, 40e-6}};
     ck_assert(odd.at(100) >= 0 && near(odd.full_step(), 0));
+    Pipeline spell;  // 4 segments in a slow spell, 8 in a fast one
+    spell.points = {{2, 10e-6}, {4, 50e-6}, {8, 60e-6}};
+    ck_assert(near(spell.full_step(), 20e-6));
+    ck_assert(near(spell.at(6), 55e-6));               // between points: the points
+    ck_assert(near(spell.at(16), 60e-6 + 8 * 20e-6));  // beyond: the steep pair
     Pipeline one;
     one.points = {{2, 1e-5}};
     ck_assert(!one.complete() && std::isnan(one.at(4)));

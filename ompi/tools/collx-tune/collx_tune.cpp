@@ -78,8 +78,9 @@ struct Options {
         "  --min B --max B     message sizes of the rules: powers of 2 (default 4..16M)\n"
         "  --measure-max B     largest size measured whole; beyond it curves are extended\n"
         "                      linearly (default 4M)\n"
-        "  --pipeline-max B    pipelines are measured on 2 segments and on 8, 32, 128 as\n"
-        "                      far as this size (at least 4; default 2M)\n"
+        "  --pipeline-max B    pipelines are measured on 2, 4, 8, 32, 128 segments and the\n"
+        "                      longest power of 2 as far as this size (at least 4;\n"
+        "                      default 2M)\n"
         "  --segments LIST     segment sizes (default 16K,32K,64K,128K,256K,512K,1M)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
@@ -526,6 +527,10 @@ int tune(Job &J, const Options &o) {
     J.warm_up();
     bool stopped = false;
     std::size_t total = o.colls.size() * wsizes.size() + o.colls.size() * o.segments.size(), done = 0;
+    // collective by collective (as the validation measures): its whole
+    // curves, then its pipelines in place -- hanx itself with segments of
+    // s, on 2, 4, 8, 32 and 128 segments and on the longest power of 2 as
+    // far as --pipeline-max
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
         for (std::uint64_t x : wsizes) {
@@ -537,18 +542,15 @@ int tune(Job &J, const Options &o) {
                        bytes_label(x) + ": previous " + fmt_us(cm.previous.at(x)) + " us, hier " +
                        fmt_us(cm.hier.at(x)) + " us");
         }
-    }
-    // the pipelines in place: hanx itself with segments of s, on 2 and on
-    // 8, 32 and 128 segments as far as --pipeline-max (at least 4)
-    for (Coll coll : o.colls) {
-        CollModel &cm = m.colls[coll];
         for (std::uint64_t s : o.segments) {
             if (s >= o.max || (stopped = stopped || J.stop())) continue;
             Pipeline p;
-            std::vector<std::uint64_t> nus{2};
+            std::vector<std::uint64_t> nus{2, 4};
             for (std::uint64_t nu : {8, 32, 128})
                 if (nu * s <= o.pipeline_max) nus.push_back(nu);
-            if (nus.size() == 1) nus.push_back(4);
+            std::uint64_t longest = 4;  // and the longest that fits
+            while (2 * longest * s <= o.pipeline_max) longest *= 2;
+            if (longest > nus.back()) nus.push_back(longest);
             for (std::uint64_t nu : nus) {
                 Buffers B(nu * s);
                 p.points[double(nu)] = measure(J, o, coll, Config{false, s}, B);

@@ -109,17 +109,23 @@ static double slope(PointIt p, PointIt q) { return std::max(0.0, (q->second - p-
 
 double Pipeline::at(double nu) const {
     if (!complete()) return NAN;
+    const auto last = std::prev(points.end());
+    if (nu > last->first) return last->second + full_step() * (nu - last->first);
     auto hi = points.lower_bound(nu);
     if (hi == points.begin()) hi = std::next(hi);   // below the first: the first two's line
-    if (hi == points.end()) hi = std::prev(hi);     // beyond the last: the last two's line
     const auto lo = std::prev(hi);
     return std::max(0.0, lo->second + slope(lo, hi) * (nu - lo->first));
 }
 
+// The steepest pair: per-segment costs grow with the length where the
+// data leave the caches, and where the pairs disagree otherwise the
+// cheaper ones were measured in a fast spell that longer messages do not
+// keep (docs/collx-tune.md, "The model").
 double Pipeline::full_step() const {
     if (!complete()) return NAN;
-    const auto last = std::prev(points.end());
-    return slope(std::prev(last), last);
+    double s = 0;
+    for (auto p = points.begin(); std::next(p) != points.end(); ++p) s = std::max(s, slope(p, std::next(p)));
+    return s;
 }
 
 double Pipeline::fill_drain(int K) const {

@@ -72,17 +72,19 @@ class Curve {
 };
 
 // A pipeline of one segment size, measured in place: hanx's whole
-// collective with that segment size at a few numbers of segments ν (2,
-// and 8, 32, 128 as far as collx-tune's --pipeline-max).  After its first K - 1
-// steps every step of a K-stage pipeline is a full one (every stage busy,
-// each overlapped with its neighbours), so the cost grows by one full step
-// per segment: linear in ν between the points, the last two points' line
-// beyond them (and the first two's below).
+// collective with that segment size at a few numbers of segments ν (2, 4,
+// and 8, 32, 128 and the longest power of 2 as far as collx-tune's
+// --pipeline-max).  After its first K - 1 steps every step of a K-stage
+// pipeline is a full one (every stage busy, each overlapped with its
+// neighbours), so the cost grows by one full step per segment: linear in ν
+// between the points (the first two's line below them), and beyond the
+// last point one full step per segment, at the steepest slope of any two
+// neighbouring points (see full_step).
 struct Pipeline {
     std::map<double, double> points;  // segments -> seconds
     bool complete() const { return points.size() >= 2; }
     double at(double nu) const;       // seconds for ν segments (fractional: a short last one)
-    double full_step() const;         // seconds per full step: the slope at the most segments
+    double full_step() const;         // seconds per full step: the steepest neighbouring pair
     double fill_drain(int K) const;   // the K - 1 filling and K - 1 draining steps
 };
 
