@@ -23,6 +23,26 @@ for coll in reduce allreduce; do
         --time-per-rep 0
 done
 step "hanx serves MPI_Bcast on 2 nodes" served_by hanx bcast nodes -n 2 -m 2 --timeout 120 --
+# a rule's "low"/"up": its own set of sub-communicators, where the
+# preferred module serves (adaptx here, whose priority leaves it out
+# otherwise: the control run must not see it)
+views() {  # views yes|no: with or without test/mpi/tuning/views.json
+    local out file=$COLLX_SRCDIR/contrib/tuning/hierarchical.json
+    [ "$1" = yes ] && file=$COLLX_SRCDIR/test/mpi/tuning/views.json
+    out=$(nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 --mca coll_hanx_verbose 1 \
+          --mca coll_adaptx_verbose 10 --mca coll_hanx_tuning_file "$file" \
+          "$CHECKER" --quick --colls bcast,reduce,allreduce,allgather,alltoall 2>&1)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    local made served
+    made=$(echo "$out" | grep -c 'MPI_COMM_WORLD: sub-communicators with low "basic,^hanx", up "adaptx,tuned,^hanx"')
+    served=$(echo "$out" | grep -Ec "coll:adaptx: (bcast|reduce|iallreduce|allgather) count [0-9]+ on MPI COMMUNICATOR [0-9]+ SPLIT")
+    echo "sets with basic/adaptx,tuned on MPI_COMM_WORLD: $made, calls adaptx served on sub-communicators: $served"
+    if [ "$1" = yes ]; then [ "$made" = 4 ] && [ "$served" -gt 0 ]; else [ "$made" = 0 ] && [ "$served" = 0 ]; fi
+}
+step "hanx honours a rule's low/up: sub-communicators per pair, adaptx serves there, results checked" \
+    views yes
+step "... and without those rules adaptx serves nothing (the control)" views no
 step "hanx checker, 2x2, every blocking collective, full matrix" \
     nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls blocking
 step "hanx checker, 2x2, big counts (pipelined bcast/reduce/allreduce, allgather, alltoall)" \

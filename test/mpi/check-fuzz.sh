@@ -39,6 +39,9 @@ step "fuzz hanx, 6 ranks as 3x2, small segments (4 KiB / 4000 B / 2 KiB), 300 ca
     fuzz 300 6 $HANX 2 --mca coll_hanx_bcast_segment_size 4096 --mca coll_hanx_reduce_segment_size 4000 \
     --mca coll_hanx_allreduce_segment_size 2048 -- --seed 104 --cases 300 \
     --colls bcast,reduce,allreduce,scan,exscan,reduce_scatter --components-under-test hanx
+step "fuzz hanx, 4 ranks as 2x2, per-rule submodules (test/mpi/tuning/views.json), 400 cases" \
+    fuzz 300 4 $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json" -- \
+    --seed 105 --cases 400 --colls blocking --components-under-test hanx
 
 # --- adaptx with several trees and small segments
 for tree in binomial pipeline chain topo; do
@@ -63,6 +66,8 @@ threads_step() {  # exit 77 (no MPI_THREAD_MULTIPLE) is a skip, shown as such
 }
 step "threads: 4 threads x 40 collectives, 64 outstanding, hanx 2x2" \
     threads_step $HANX 2
+step "threads: the same with per-rule submodules (sub-communicators made concurrently)" \
+    threads_step $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json"
 step "threads: 4 threads x 40 collectives, 64 outstanding, adaptx" \
     threads_step --mca coll_adaptx_priority 100
 step "threads: self-test fails (a corrupted result is reported)" \

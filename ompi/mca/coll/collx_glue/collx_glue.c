@@ -456,6 +456,41 @@ static int excludes(const char *v, const char *self, int *prefers)
     return excluded;
 }
 
+int collx_glue_exclude_self(const char *v, const char *self, char *out, size_t size)
+{
+    int prefers;
+    if (NULL == v) v = "";
+    if (excludes(v, self, &prefers) && !prefers) {
+        snprintf(out, size, "%s", v);
+        return 0;
+    }
+    /* keep the preferred list without `self`, then exclude it */
+    size_t n = 0;
+    int after = 0, first_excluded = 1;
+    out[0] = '\0';
+    const char *p = v;
+    while (*p && n + 1 < size) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int starts = len && '^' == *p;
+        if (starts) after = 1, ++p, --len;
+        int is_self = len == strlen(self) && 0 == strncmp(p, self, len);
+        if (len && !is_self) {
+            if (after && first_excluded) {
+                n += (size_t)snprintf(out + n, size - n, "%s^", n ? "," : "");
+                first_excluded = 0;
+            } else if (n) {
+                n += (size_t)snprintf(out + n, size - n, ",");
+            }
+            if (n < size) n += (size_t)snprintf(out + n, size - n, "%.*s", (int)len, p);
+        }
+        p += len;
+        if (',' == *p) ++p;
+    }
+    if (n < size) snprintf(out + n, size - n, "%s%s%s", n ? "," : "", first_excluded ? "^" : "", self);
+    return 1;
+}
+
 int collx_glue_register_preference(const mca_base_component_t *comp, const char *name,
                                    const char *help, const char *deflt,
                                    mca_base_var_info_lvl_t level, char **storage)
@@ -466,33 +501,8 @@ int collx_glue_register_preference(const mca_base_component_t *comp, const char 
                                               0, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
     const char *self = comp->mca_component_name;
     const char *v = *storage ? *storage : "";
-    int prefers;
-    if (excludes(v, self, &prefers) && !prefers) return idx;
-    /* The component itself on its own sub-communicators would recurse:
-     * keep the user's preferred list without us, exclude us. */
-    size_t n = 0;
-    int after = 0, first_excluded = 1;
-    out[0] = '\0';
-    const char *p = v;
-    while (*p && n < 400) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        int starts = len && '^' == *p;
-        if (starts) after = 1, ++p, --len;
-        int is_self = len == strlen(self) && 0 == strncmp(p, self, len);
-        if (len && !is_self) {
-            if (after && first_excluded) {
-                n += (size_t)snprintf(out + n, 512 - n, "%s^", n ? "," : "");
-                first_excluded = 0;
-            } else if (n) {
-                n += (size_t)snprintf(out + n, 512 - n, ",");
-            }
-            n += (size_t)snprintf(out + n, 512 - n, "%.*s", (int)len, p);
-        }
-        p += len;
-        if (',' == *p) ++p;
-    }
-    snprintf(out + n, 512 - n, "%s%s%s", n ? "," : "", first_excluded ? "^" : "", self);
+    /* the component itself on its own sub-communicators would recurse */
+    if (!collx_glue_exclude_self(v, self, out, sizeof(out))) return idx;
     add_problem("\n  Parameter: %s_%s_%s\n  Value:     %s\n  Problem:   %s must stay excluded "
                 "from its own sub-communicators\n  \"%s\" is used instead.\n",
                 comp->mca_type_name, comp->mca_component_name, name, v, self, out);

@@ -140,6 +140,13 @@ int collx_glue_register_preference(const mca_base_component_t *comp, const char 
                                    const char *help, const char *deflt,
                                    mca_base_var_info_lvl_t level, char **storage);
 
+/* The preference list `v` as it must be for the sub-communicators of
+ * component `self` (written to out): itself unless it prefers `self` or
+ * does not exclude it, else the preferred list without `self`, then
+ * `self` excluded ("tuned,hanx" -> "tuned,^hanx", "" -> "^hanx").
+ * Returns 1 when it had to be rewritten. */
+int collx_glue_exclude_self(const char *v, const char *self, char *out, size_t size);
+
 END_C_DECLS
 
 #endif

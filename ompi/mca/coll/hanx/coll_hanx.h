@@ -27,6 +27,9 @@
 BEGIN_C_DECLS
 
 #define HANX_MAX_LEVELS 3
+/* sets of sub-communicators per communicator: the MCA parameters' and up
+ * to seven more that tuning rules ask for ("low"/"up") */
+#define HANX_MAX_VIEWS 8
 
 typedef struct mca_coll_hanx_component_t {
     mca_coll_base_component_2_0_0_t super;
@@ -49,6 +52,17 @@ typedef struct mca_coll_hanx_component_t {
 
 OMPI_MODULE_DECLSPEC extern mca_coll_hanx_component_t mca_coll_hanx_component;
 
+/* The sub-communicators made with one pair of submodule preferences
+ * (ompi_comm_coll_preference values, hanx excluded): `low` for the
+ * intra-node levels, `up` for the node leaders'.  Same groups, same ranks
+ * in every view; only the modules Open MPI selects on them differ. */
+typedef struct hanx_view {
+    char *low, *up;
+    struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
+    struct ompi_communicator_t *node;
+    int failed;        /* could not be made: the first view serves instead */
+} hanx_view_t;
+
 typedef struct mca_coll_hanx_module_t {
     mca_coll_base_module_t super;
     collx_prev_t prev; /* what ran before us */
@@ -57,8 +71,12 @@ typedef struct mca_coll_hanx_module_t {
     int nlevels;       /* 2 (node, leaders) or 3 (socket, node, leaders) */
     /* lvl[k]: the communicator of my level-k group, NULL when I do not
      * represent my level-(k-1) group.  Level 0 holds every rank; the last
-     * level holds the node leaders. */
+     * level holds the node leaders.  lvl and node are those of the view
+     * the current call uses (set by mca_coll_hanx_use). */
     struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
+    hanx_view_t view[HANX_MAX_VIEWS];  /* view[0]: the MCA parameters' */
+    int nviews;
+    int views_full_said;
     /* leader[k][r]: rank (in comm) leading r's level-k group -- its lowest
      * rank; rank_in[k][r]: rank, in its level-k communicator, of the
      * member representing r at level k (r itself at level 0, the leader of
@@ -137,6 +155,7 @@ ptrdiff_t mca_coll_hanx_extent(struct ompi_datatype_t *dtype);
 struct hanx_choice {
     const char *algorithm; /* NULL: hierarchical */
     size_t segment_bytes;  /* 0: no segmentation */
+    const char *low, *up;  /* submodule preferences; NULL: the MCA parameters' */
 };
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           hanx_choice_t *out);

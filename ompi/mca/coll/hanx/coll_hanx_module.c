@@ -24,13 +24,28 @@ static mca_coll_hanx_module_t **live = NULL;
 static int nlive = 0, cap_live = 0;
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 
-static void free_subcomms(mca_coll_hanx_module_t *m)
+static void free_comms(struct ompi_communicator_t **lvl, struct ompi_communicator_t **node)
 {
     /* with 2 levels the node communicator is level 0: free it once */
-    if (m->node && m->node != m->lvl[0]) ompi_comm_free(&m->node);
+    if (*node && *node != lvl[0]) ompi_comm_free(node);
+    *node = NULL;
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
+        if (lvl[k]) ompi_comm_free(&lvl[k]);
+        lvl[k] = NULL;
+    }
+}
+
+static void free_subcomms(mca_coll_hanx_module_t *m)
+{
+    if (0 == m->nviews) free_comms(m->lvl, &m->node); /* the first view, being built */
+    for (int v = 0; v < m->nviews; ++v) {
+        free_comms(m->view[v].lvl, &m->view[v].node);
+        free(m->view[v].low);
+        free(m->view[v].up);
+    }
+    m->nviews = 0;
     m->node = NULL;
     for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
-        if (m->lvl[k]) ompi_comm_free(&m->lvl[k]);
         m->lvl[k] = NULL;
         free(m->leader[k]);
         free(m->rank_in[k]);
@@ -103,6 +118,7 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
         m->leader[k] = m->rank_in[k] = NULL;
     }
     m->node = NULL;
+    m->nviews = m->views_full_said = 0;
     m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
     m->nnodes = m->max_node_size = 0;
     m->my_node = -1;
@@ -350,8 +366,19 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
         free_subcomms(m);
         m->hier_state = HIER_FLAT;
     } else {
-        rc = live_add(m);
-        if (OMPI_SUCCESS == rc) {
+        hanx_view_t *v = &m->view[0];
+        v->low = strdup(c->low_preference ? c->low_preference : "");
+        v->up = strdup(c->up_preference ? c->up_preference : "");
+        rc = v->low && v->up ? live_add(m) : OMPI_ERR_OUT_OF_RESOURCE;
+        if (OMPI_SUCCESS != rc) {
+            free(v->low);
+            free(v->up);
+            v->low = v->up = NULL;
+        } else {
+            for (int k = 0; k < HANX_MAX_LEVELS; ++k) v->lvl[k] = m->lvl[k];
+            v->node = m->node;
+            v->failed = 0;
+            m->nviews = 1;
             HANX_LOG(1, "coll:hanx: %s: %d levels, %d nodes, %d ranks on my node (node %d)%s",
                      comm->c_name, m->nlevels, m->nnodes, ompi_comm_size(m->node), m->my_node,
                      m->blocks ? "" : ", ranks not in blocks by node");
@@ -372,6 +399,90 @@ out:
     return m->hier_state;
 }
 
+/* Another view of the hierarchy: the same groups split again with other
+ * submodule preferences.  Collective over comm (every rank asks for the
+ * same view at the same call: the rule is the same everywhere); the
+ * number of levels is the first view's. */
+static int make_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v)
+{
+    struct ompi_communicator_t *sock = NULL;
+    opal_info_t info;
+    int rc;
+    OBJ_CONSTRUCT(&info, opal_info_t);
+    opal_info_set(&info, "ompi_comm_coll_preference", v->low);
+    rc = split_node(comm, &info, &v->node);
+    if (OMPI_SUCCESS == rc && 3 == m->nlevels) {
+        rc = split_socket(v->node, &info, &sock);
+        if (OMPI_SUCCESS == rc && NULL == sock) rc = ompi_comm_dup(v->node, &sock);
+        if (OMPI_SUCCESS == rc) {
+            v->lvl[0] = sock;
+            rc = split_leaders(v->node, 0 == ompi_comm_rank(sock), &info, &v->lvl[1]);
+        }
+    } else if (OMPI_SUCCESS == rc) {
+        v->lvl[0] = v->node;
+    }
+    if (OMPI_SUCCESS == rc) {
+        opal_info_set(&info, "ompi_comm_coll_preference", v->up);
+        rc = split_leaders(comm, 0 == ompi_comm_rank(v->node), &info, &v->lvl[m->nlevels - 1]);
+    }
+    OBJ_DESTRUCT(&info);
+    return rc;
+}
+
+/* Point m->lvl and m->node at the view of these preferences (NULL: the
+ * MCA parameters'), making it at its first use. */
+static void use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                     const char *low, const char *up)
+{
+    char want_low[512], want_up[512];
+    hanx_view_t *v = &m->view[0];
+    if (NULL == low && NULL == up) {
+        for (int k = 0; k < HANX_MAX_LEVELS; ++k) m->lvl[k] = v->lvl[k];
+        m->node = v->node;
+        return;
+    }
+    collx_glue_exclude_self(low ? low : m->view[0].low, "hanx", want_low, sizeof(want_low));
+    collx_glue_exclude_self(up ? up : m->view[0].up, "hanx", want_up, sizeof(want_up));
+    int i = 0;
+    while (i < m->nviews && (strcmp(m->view[i].low, want_low) || strcmp(m->view[i].up, want_up))) ++i;
+    if (i < m->nviews) {
+        if (!m->view[i].failed) v = &m->view[i];
+    } else if (m->nviews == HANX_MAX_VIEWS) {
+        if (!m->views_full_said++)
+            HANX_LOG(1, "coll:hanx: %s: already %d sets of sub-communicators; low \"%s\", up "
+                        "\"%s\" (and any further ones) served by the first "
+                        "(coll_hanx_low/up_preference)",
+                     comm->c_name, HANX_MAX_VIEWS, want_low, want_up);
+    } else {
+        hanx_view_t *n = &m->view[m->nviews];
+        memset(n, 0, sizeof(*n));
+        n->low = strdup(want_low);
+        n->up = strdup(want_up);
+        if (NULL == n->low || NULL == n->up) {
+            free(n->low);
+            free(n->up);
+            return; /* (the same everywhere only by luck: out of memory) */
+        }
+        ++m->nviews;
+        m->hier_state = HIER_BUILDING; /* comm's own collectives: the previous module */
+        int rc = make_view(m, comm, n);
+        m->hier_state = HIER_READY;
+        if (OMPI_SUCCESS != rc) {
+            free_comms(n->lvl, &n->node);
+            n->failed = 1;
+            HANX_LOG(1, "coll:hanx: %s: could not make sub-communicators with low \"%s\", up "
+                        "\"%s\" (error %d); the first ones serve instead",
+                     comm->c_name, want_low, want_up, rc);
+        } else {
+            HANX_LOG(1, "coll:hanx: %s: sub-communicators with low \"%s\", up \"%s\" (set %d)",
+                     comm->c_name, want_low, want_up, m->nviews);
+            v = n;
+        }
+    }
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) m->lvl[k] = v->lvl[k];
+    m->node = v->node;
+}
+
 int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     if (HIER_UNBUILT == m->hier_state) build_hierarchy(m, comm);
@@ -385,7 +496,10 @@ int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
     if (!mca_coll_hanx_ready(m, comm)) return 0;
     mca_coll_hanx_choose(m, collective, bytes, &ch);
     if (choice) *choice = ch;
-    if (NULL == ch.algorithm || strcmp(ch.algorithm, "previous")) return 1;
+    if (NULL == ch.algorithm || strcmp(ch.algorithm, "previous")) {
+        use_view(m, comm, ch.low, ch.up);
+        return 1;
+    }
     HANX_LOG(10, "coll:hanx: %s of %zu bytes on %s: previous module (tuning)", collective,
              bytes, comm->c_name);
     return 0;

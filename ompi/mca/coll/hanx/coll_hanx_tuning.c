@@ -76,13 +76,18 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     collx_rule_t rule;
     out->algorithm = default_algorithm(collective, bytes);
     out->segment_bytes = default_segment(collective, bytes);
+    out->low = out->up = NULL;
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule))
         return;
     if (rule.algorithm) out->algorithm = rule.algorithm;
     if (rule.segment_bytes >= 0) out->segment_bytes = (size_t)rule.segment_bytes;
-    HANX_LOG(20, "coll:hanx: %s of %zu bytes: rule %d (line %d): %s, segments of %zu bytes",
+    out->low = rule.low;
+    out->up = rule.up;
+    HANX_LOG(20, "coll:hanx: %s of %zu bytes: rule %d (line %d): %s, segments of %zu bytes, "
+                 "low %s, up %s",
              collective, bytes, rule.index + 1, rule.line,
-             out->algorithm ? out->algorithm : "default", out->segment_bytes);
+             out->algorithm ? out->algorithm : "default", out->segment_bytes,
+             out->low ? out->low : "(default)", out->up ? out->up : "(default)");
 }
