@@ -82,6 +82,42 @@ EOF
 }
 step "collx-tune --validate --max-error fails on a model 100x off (exit 3)" wrong_model
 
+# other modules on the levels (--low/--up): hanx made to prefer them on
+# sub-communicators of their own, measured and kept in the model; a file
+# with such rules validates (the configurations it names are measured
+# too) and hanx follows it, with right results
+submodules() {
+    local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/s.json" "${SMALL[@]}" --colls bcast,allreduce \
+        --up adaptx --low basic > "$work/s.out" 2>&1 || { tail "$work/s.out"; return 1; }
+    python3 - "$work/s.model.json" <<'EOF' || return 1
+import json, sys
+m = json.load(open(sys.argv[1]))
+subs = [(s["low"], s["up"]) for s in m["submodules"]]
+assert subs == [("", ""), ("", "adaptx"), ("basic", ""), ("basic", "adaptx")], subs
+for c in m["collectives"].values():
+    assert sorted((h["low"], h["up"]) for h in c["hier"]) == sorted(subs)
+    assert all(len(h["whole"]) > 3 and len(h["pipelines"]) == 2 for h in c["hier"])
+EOF
+    # rules that ask for adaptx between the leaders at every size
+    python3 - "$work/s.json" "$work/u.json" <<'EOF' || return 1
+import json, sys
+f = json.load(open(sys.argv[1]))
+f["rules"] = [{"collective": c, "algorithm": "hierarchical", "segment_bytes": 16384, "up": "adaptx"}
+              for c in ("bcast", "allreduce")]
+json.dump(f, open(sys.argv[2], "w"))
+EOF
+    cp "$work/s.model.json" "$work/u.model.json"
+    local_run 300 4 "${nodes2[@]}" "$TUNE" --validate "$work/u.json" --sample 2 --windows 3 --point-time 0.001 \
+        --colls bcast,allreduce > "$work/u.out" 2>&1 || { tail "$work/u.out"; return 1; }
+    grep -Eq "^bcast +[0-9KM]+ +hier(/16K)? up=adaptx " "$work/u.out" || { cat "$work/u.out"; return 1; }
+    local_run 300 4 "${nodes2[@]}" --mca coll_hanx_priority 100 --mca coll_hanx_tuning_file "$work/u.json" \
+        --mca coll_hanx_verbose 1 --mca coll_adaptx_verbose 10 "$CHECKER" --quick --colls bcast,allreduce \
+        > "$work/uf.out" 2>&1 || { tail -20 "$work/uf.out"; return 1; }
+    grep -q 'sub-communicators with low "^hanx", up "adaptx,^hanx"' "$work/uf.out" &&
+        grep -Eq "coll:adaptx: (bcast|iallreduce|ibcast) count" "$work/uf.out"
+}
+step "collx-tune --low/--up: other modules on the levels measured, in the model, validated, followed" submodules
+
 budget() {
     local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/b.json" --windows 5 --budget 0.05 > "$work/b.out" 2>&1 &&
         grep -q "stopped early" "$work/b.out" &&
@@ -95,6 +131,7 @@ errors() {
     "$TUNE" --colls alltoall 2>&1 | grep -q 'unknown collective "alltoall"' || return 1
     "$TUNE" --max 12X 2>&1 | grep -q 'not a size: "12X"' || return 1
     "$TUNE" --clock gps 2>&1 | grep -q -- '--clock: auto, shared or estimate' || return 1
+    "$TUNE" --up adaptx --up adaptx 2>&1 | grep -q -- '--low/--up: an empty or repeated value' || return 1
     "$TUNE" --explain /nonexistent.json --coll bcast --bytes 4 2>&1 | grep -q "cannot open" || return 1
     local_run 120 2 "$TUNE" --quiet > "$work/e1.out" 2>&1
     grep -q "the job spans one node" "$work/e1.out" || { cat "$work/e1.out"; return 1; }

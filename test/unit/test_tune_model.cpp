@@ -45,10 +45,10 @@ CollModel synthetic(Coll coll) {
     const int K = int(stages(coll).size());
     for (std::uint64_t x = 4; x <= (64u << 20); x <<= 2) {
         m.previous.set(x, 1e-5 + double(x) * 1e-9);
-        m.hier.set(x, 2e-6 * K + double(x) * 4e-10 * K);
+        m.hier[{}].whole.set(x, 2e-6 * K + double(x) * 4e-10 * K);
     }
     for (std::uint64_t s : {65536u, 262144u})
-        m.pipeline[s] = measured(K, 1e-6 + double(s) * 3e-10 * K, 1e-6 + double(s) * 3e-10);
+        m.hier[{}].pipeline[s] = measured(K, 1e-6 + double(s) * 3e-10 * K, 1e-6 + double(s) * 3e-10);
     return m;
 }
 
@@ -98,7 +98,7 @@ START_TEST(composition_matches_step_enumeration) {
                           (unsigned long long)n, p.at(double(n)), enumerate(K, n, full, partial));
         CollModel m = synthetic(coll);
         for (std::uint64_t n = 2; n <= 40; ++n)
-            ck_assert(near(*m.predict(coll, Config{false, 65536}, n * 65536), m.pipeline.at(65536).at(double(n))));
+            ck_assert(near(*m.predict(coll, Config{false, 65536}, n * 65536), m.hier.at({}).pipeline.at(65536).at(double(n))));
     }
 }
 END_TEST
@@ -128,8 +128,8 @@ START_TEST(pipeline_piecewise_linear) {
     one.points = {{2, 1e-5}};
     ck_assert(!one.complete() && std::isnan(one.at(4)));
     CollModel m;
-    m.hier.set(4, 1e-6);
-    m.pipeline[65536] = one;
+    m.hier[{}].whole.set(4, 1e-6);
+    m.hier[{}].pipeline[65536] = one;
     ck_assert(!m.predict(Coll::Bcast, Config{false, 65536}, 1u << 20).has_value());
 }
 END_TEST
@@ -155,9 +155,9 @@ END_TEST
 START_TEST(unsegmented_and_previous) {
     CollModel m = synthetic(Coll::Allreduce);
     const std::uint64_t x = 1u << 20;
-    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 0}, x), m.hier.at(x)));
+    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 0}, x), m.hier.at({}).whole.at(x)));
     // a segment at least as big as the message is one segment
-    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 262144}, 262144), m.hier.at(262144)));
+    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 262144}, 262144), m.hier.at({}).whole.at(262144)));
     ck_assert(near(*m.predict(Coll::Allreduce, Config{true, 0}, x), m.previous.at(x)));
     // what was not measured is not predicted
     ck_assert(!m.predict(Coll::Allreduce, Config{false, 4096}, x).has_value());
@@ -276,6 +276,44 @@ START_TEST(model_file_round_trip) {
 }
 END_TEST
 
+// Other submodules on the levels are configurations of their own: the
+// best of them becomes a rule with low/up, read back as the same choice,
+// and the model file keeps them.
+START_TEST(submodule_choices_become_rules) {
+    const Submodules up_adaptx{"", "adaptx"};
+    auto v = configs_for(100000, {65536}, {Submodules{}, up_adaptx});
+    ck_assert_uint_eq(v.size(), 5);  // previous, hier, hier/64K, and the two with up=adaptx
+    ck_assert(v[3].label() == "hier up=adaptx");
+    ck_assert(v[4].label() == "hier/64K up=adaptx");
+    ck_assert(!(v[1] == v[3]));
+    Model m = sample_model();
+    m.submodules = {Submodules{}, up_adaptx};
+    for (Coll c : all_colls()) {  // adaptx between the leaders: half the time below 64 KiB
+        HierModel h = m.colls[c].hier[{}];
+        Curve fast;
+        for (auto &[x, t] : h.whole.points()) fast.set(x, x < 65536 ? t / 2 : t * 2);
+        h.whole = fast;
+        for (auto &[seg, p] : h.pipeline)
+            for (auto &pt : p.points) pt.second *= 2;
+        m.colls[c].hier[up_adaptx] = h;
+    }
+    collx::Rules back = collx::Rules::parse(m.rules().to_string(), "generated");
+    for (Coll coll : all_colls()) {
+        const collx::Rule *small = back.lookup(name(coll), 4, 2, 4096);
+        ck_assert(small && small->up && *small->up == "adaptx" && !small->low);
+        ck_assert(*config_of(*small) == m.best(coll, 4096)->first);
+        ck_assert(config_of(*small)->sub == up_adaptx);
+        const collx::Rule *big = back.lookup(name(coll), 4, 2, 1u << 20);
+        ck_assert(big && !big->up && !big->low);
+    }
+    Model b = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
+    ck_assert(b.submodules == m.submodules);
+    for (Coll coll : all_colls())
+        for (const Config &c : configs_for(1u << 20, m.segments, m.submodules))
+            ck_assert(near(*m.colls[coll].predict(coll, c, 1u << 20), *b.colls[coll].predict(coll, c, 1u << 20)));
+}
+END_TEST
+
 int main() {
     Suite *s = suite_create("tune_model");
     TCase *t = tcase_create("model");
@@ -289,6 +327,7 @@ int main() {
     tcase_add_test(t, rules_encode_the_best_choices);
     tcase_add_test(t, model_file_round_trip);
     tcase_add_test(t, incomplete_model_rules_stop_at_measured_sizes);
+    tcase_add_test(t, submodule_choices_become_rules);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -52,6 +52,7 @@ struct Options {
     std::uint64_t min = 4, max = 16u << 20, measure_max = 4u << 20, pipeline_max = 2u << 20;
     std::vector<std::uint64_t> segments{16u << 10, 32u << 10, 64u << 10, 128u << 10,
                                         256u << 10, 512u << 10, 1u << 20};
+    std::vector<std::string> low{""}, up{""};  // submodule candidates, "" = the MCA parameters'
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
     double point_time = 0.01;  // seconds per point (windows fill it)
@@ -82,6 +83,9 @@ struct Options {
         "                      longest power of 2 as far as this size (at least 4;\n"
         "                      default 2M)\n"
         "  --segments LIST     segment sizes (default 16K,32K,64K,128K,256K,512K,1M)\n"
+        "  --low PREF          also try these modules on the intra-node levels (an\n"
+        "                      ompi_comm_coll_preference value, e.g. adaptx; repeatable)\n"
+        "  --up PREF           the same for the node leaders' level (e.g. --up adaptx)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
         "  --windows N         timed windows per point, at least (default 9); the median\n"
@@ -135,7 +139,9 @@ Options parse(int argc, char **argv) {
             o.segments.clear();
             for (auto &s : split_list(need(i))) o.segments.push_back(parse_bytes(s));
             std::sort(o.segments.begin(), o.segments.end());
-        } else if (a == "--budget") o.budget = std::stod(need(i));
+        } else if (a == "--low") o.low.push_back(need(i));
+        else if (a == "--up") o.up.push_back(need(i));
+        else if (a == "--budget") o.budget = std::stod(need(i));
         else if (a == "--windows") o.windows = std::stoi(need(i));
         else if (a == "--point-time") o.point_time = std::stod(need(i));
         else if (a == "--clock") o.clock = need(i);
@@ -158,7 +164,19 @@ Options parse(int argc, char **argv) {
     for (auto s : o.segments)
         if (s < 4 || s > (1u << 30)) throw std::runtime_error("segment sizes must be 4..1G");
     if (o.segments.empty()) throw std::runtime_error("--segments is empty");
+    for (const auto *l : {&o.low, &o.up})
+        for (std::size_t i = 1; i < l->size(); ++i)
+            if ((*l)[i].empty() || std::count(l->begin(), l->end(), (*l)[i]) > 1)
+                throw std::runtime_error("--low/--up: an empty or repeated value");
     return o;
+}
+
+// Every pair of the --low and --up candidates, the MCA parameters' first.
+std::vector<Submodules> submodule_choices(const Options &o) {
+    std::vector<Submodules> v;
+    for (const auto &l : o.low)
+        for (const auto &u : o.up) v.push_back({l, u});
+    return v;
 }
 
 std::string model_path(const std::string &file) {
@@ -214,13 +232,15 @@ int explain(const Options &o) {
         if (r.bytes)
             std::printf(": bytes %llu..%s", (unsigned long long)r.bytes->min,
                         r.bytes->max ? std::to_string(*r.bytes->max).c_str() : "");
-        std::printf("\n  hanx runs: %s\n", !chosen ? "its default (the rule names no algorithm hanx knows)"
+        std::printf("\n  hanx runs: %s%s\n", !chosen ? "its default (the rule names no algorithm hanx knows)"
                                        : chosen->previous ? "the previous module (tuned, ...) on the whole communicator"
                                        : chosen->segment == 0 || o.bytes <= chosen->segment
                                            ? "the levels one after the other, unsegmented"
                                            : ("the levels pipelined in " +
                                               std::to_string((o.bytes + chosen->segment - 1) / chosen->segment) +
-                                              " segments of " + bytes_label(chosen->segment)).c_str());
+                                              " segments of " + bytes_label(chosen->segment)).c_str(),
+                    chosen && !chosen->previous && !(chosen->sub == Submodules{})
+                        ? (", the levels' modules:" + chosen->sub.label()).c_str() : "");
         if (r.comment) std::printf("  rule comment: %s\n", r.comment->c_str());
     }
     if (!coll) {
@@ -237,12 +257,14 @@ int explain(const Options &o) {
     if (cm == model->colls.end()) return 0;
     std::printf("  predicted by the model (us):\n");
     auto b = model->best(*coll, o.bytes);
-    for (const Config &c : configs_for(o.bytes, model->segments)) {
+    for (const Config &c : configs_for(o.bytes, model->segments, model->submodules)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
         std::string how;  // a pipeline's parts at its largest measured length
-        auto p = cm->second.pipeline.find(c.segment);
-        if (!c.previous && c.segment && o.bytes > c.segment && p != cm->second.pipeline.end() &&
-            p->second.complete()) {
+        const auto h = cm->second.hier.find(c.sub);
+        const std::map<std::uint64_t, Pipeline> none;
+        const auto &pipes = h == cm->second.hier.end() ? none : h->second.pipeline;
+        auto p = pipes.find(c.segment);
+        if (!c.previous && c.segment && o.bytes > c.segment && p != pipes.end() && p->second.complete()) {
             const int K = int(stages(*coll).size());
             std::string at;
             for (auto &[n, sec] : p->second.points) at += (at.empty() ? "" : ",") + std::to_string(int(n));
@@ -252,7 +274,7 @@ int explain(const Options &o) {
                           fmt_us(p->second.full_step()).c_str());
             how = buf;
         }
-        std::printf("    %-12s %12s%s%s%s\n", c.label().c_str(), t ? fmt_us(*t).c_str() : "n/a",
+        std::printf("    %-24s %12s%s%s%s\n", c.label().c_str(), t ? fmt_us(*t).c_str() : "n/a",
                     b && b->first == c ? "  <- best predicted" : "",
                     chosen && *chosen == c ? "  <- the rule's choice" : "", how.c_str());
     }
@@ -306,6 +328,7 @@ class Job {
     MPI_Comm ctl = MPI_COMM_NULL;   // control traffic: the previous module
     MPI_Comm prev = MPI_COMM_NULL;  // the previous module, measured
     MPI_Comm hanx = MPI_COMM_NULL;  // hanx
+    std::map<Submodules, MPI_Comm> with;  // hanx with other submodules on the levels
     int rank = 0, size = 0, nodes = 0, rpn = 0;
     double t_start = 0, budget = 0;
     bool quiet = false;
@@ -342,6 +365,42 @@ class Job {
         sync_clocks(o.clock);
     }
 
+    // hanx on communicators whose levels prefer `subs`' modules: made while
+    // coll_hanx_low/up_preference say so (hanx splits at the first call).
+    void make_submodule_comms(const std::vector<Submodules> &subs) {
+        const char *names[2] = {"coll_hanx_low_preference", "coll_hanx_up_preference"};
+        for (const Submodules &sub : subs) {
+            if (sub == Submodules{} || with.count(sub)) continue;
+            std::string keep[2];
+            for (int i = 0; i < 2; ++i) {
+                const std::string &want = i ? sub.up : sub.low;
+                if (want.empty()) continue;
+                keep[i] = cvar_string(names[i]);
+                Cvar c = cvar(names[i]);
+                std::vector<char> v(want.begin(), want.end());
+                v.push_back('\0');
+                if (!c.ok || MPI_T_cvar_write(c.h, v.data()) != MPI_SUCCESS)
+                    throw std::runtime_error(std::string("cannot set ") + names[i] + " through MPI_T");
+                MPI_T_cvar_handle_free(&c.h);
+            }
+            MPI_Comm d = with_preference(MPI_COMM_WORLD, "hanx");
+            MPI_Barrier(d);  // hanx makes its sub-communicators now
+            for (int i = 0; i < 2; ++i) {
+                if ((i ? sub.up : sub.low).empty()) continue;
+                Cvar c = cvar(names[i]);
+                std::vector<char> v(keep[i].begin(), keep[i].end());
+                v.push_back('\0');
+                MPI_T_cvar_write(c.h, v.data());
+                MPI_T_cvar_handle_free(&c.h);
+            }
+            with[sub] = d;
+        }
+    }
+
+    MPI_Comm hanx_with(const Submodules &sub) const {
+        return sub == Submodules{} ? hanx : with.at(sub);
+    }
+
     ~Job() {
         for (auto &c : seg)
             if (c.ok) {
@@ -351,6 +410,7 @@ class Job {
             }
         for (MPI_Comm *c : {&ctl, &prev, &hanx})
             if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
+        for (auto &[sub, c] : with) MPI_Comm_free(&c);
     }
 
     double elapsed() const { return MPI_Wtime() - t_start; }
@@ -504,7 +564,7 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 // validation measure through this alone.
 double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
     if (!c.previous) J.set_segment(coll, c.segment);
-    return J.latency(whole(coll, c.previous ? J.prev : J.hanx, B), o.windows, o.point_time);
+    return J.latency(whole(coll, c.previous ? J.prev : J.hanx_with(c.sub), B), o.windows, o.point_time);
 }
 
 // ------------------------------------------------------------------- tune
@@ -523,43 +583,51 @@ int tune(Job &J, const Options &o) {
     std::vector<std::uint64_t> wsizes;
     for (std::uint64_t x = 4; x <= std::min(o.max, o.measure_max); x *= x < 64 ? 16 : x < 1024 ? 4 : 2)
         if (x >= o.min / 16) wsizes.push_back(x);
+    m.submodules = submodule_choices(o);
+    J.make_submodule_comms(m.submodules);
     const double t0 = MPI_Wtime();
     J.warm_up();
     bool stopped = false;
-    std::size_t total = o.colls.size() * wsizes.size() + o.colls.size() * o.segments.size(), done = 0;
+    const std::size_t nsub = m.submodules.size();
+    std::size_t total = o.colls.size() * (wsizes.size() + nsub * o.segments.size()), done = 0;
+    const auto step = [&] { return "[" + std::to_string(++done) + "/" + std::to_string(total) + "] "; };
     // collective by collective (as the validation measures): its whole
     // curves, then its pipelines in place -- hanx itself with segments of
     // s, on 2, 4, 8, 32 and 128 segments and on the longest power of 2 as
-    // far as --pipeline-max
+    // far as --pipeline-max -- for every choice of submodules
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
         for (std::uint64_t x : wsizes) {
             if ((stopped = stopped || J.stop())) break;
             Buffers B(x);
-            cm.previous.set(x, measure(J, o, coll, Config{true, 0}, B));
-            cm.hier.set(x, measure(J, o, coll, Config{false, 0}, B));
-            J.progress("[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + name(coll) + " " +
-                       bytes_label(x) + ": previous " + fmt_us(cm.previous.at(x)) + " us, hier " +
-                       fmt_us(cm.hier.at(x)) + " us");
-        }
-        for (std::uint64_t s : o.segments) {
-            if (s >= o.max || (stopped = stopped || J.stop())) continue;
-            Pipeline p;
-            std::vector<std::uint64_t> nus{2, 4};
-            for (std::uint64_t nu : {8, 32, 128})
-                if (nu * s <= o.pipeline_max) nus.push_back(nu);
-            std::uint64_t longest = 4;  // and the longest that fits
-            while (2 * longest * s <= o.pipeline_max) longest *= 2;
-            if (longest > nus.back()) nus.push_back(longest);
-            for (std::uint64_t nu : nus) {
-                Buffers B(nu * s);
-                p.points[double(nu)] = measure(J, o, coll, Config{false, s}, B);
+            cm.previous.set(x, measure(J, o, coll, Config{true, 0, {}}, B));
+            std::string line = step() + name(coll) + " " + bytes_label(x) + ": previous " +
+                               fmt_us(cm.previous.at(x)) + " us";
+            for (const Submodules &sub : m.submodules) {
+                cm.hier[sub].whole.set(x, measure(J, o, coll, Config{false, 0, sub}, B));
+                line += ", hier" + sub.label() + " " + fmt_us(cm.hier[sub].whole.at(x)) + " us";
             }
-            cm.pipeline[s] = p;
-            J.progress("[" + std::to_string(++done) + "/" + std::to_string(total) + "] " + name(coll) +
-                       " segments of " + bytes_label(s) + ": full step " + fmt_us(p.full_step()) +
-                       " us, fill+drain " + fmt_us(p.fill_drain(int(stages(coll).size()))) + " us");
+            J.progress(line);
         }
+        for (const Submodules &sub : m.submodules)
+            for (std::uint64_t s : o.segments) {
+                if (s >= o.max || (stopped = stopped || J.stop())) continue;
+                Pipeline p;
+                std::vector<std::uint64_t> nus{2, 4};
+                for (std::uint64_t nu : {8, 32, 128})
+                    if (nu * s <= o.pipeline_max) nus.push_back(nu);
+                std::uint64_t longest = 4;  // and the longest that fits
+                while (2 * longest * s <= o.pipeline_max) longest *= 2;
+                if (longest > nus.back()) nus.push_back(longest);
+                for (std::uint64_t nu : nus) {
+                    Buffers B(nu * s);
+                    p.points[double(nu)] = measure(J, o, coll, Config{false, s, sub}, B);
+                }
+                cm.hier[sub].pipeline[s] = p;
+                J.progress(step() + name(coll) + " segments of " + bytes_label(s) + sub.label() +
+                           ": full step " + fmt_us(p.full_step()) + " us, fill+drain " +
+                           fmt_us(p.fill_drain(int(stages(coll).size()))) + " us");
+            }
     }
     m.tuning_seconds = MPI_Wtime() - t0;
     m.complete = !stopped;
@@ -574,14 +642,14 @@ int tune(Job &J, const Options &o) {
                 "and %s\n\n", m.tuning_seconds, m.nodes, m.ranks_per_node, o.out.c_str(), r.size(),
                 model_path(o.out).c_str());
     // the summary: predicted best per size, and the previous module
-    std::printf("%-10s %10s  %-12s %12s %12s %8s\n", "collective", "bytes", "choice", "predicted_us",
+    std::printf("%-10s %10s  %-20s %12s %12s %8s\n", "collective", "bytes", "choice", "predicted_us",
                 "previous_us", "gain");
     for (Coll coll : o.colls)
         for (std::uint64_t x : m.sizes) {
             auto b = m.best(coll, x);
-            auto p = m.colls[coll].predict(coll, Config{true, 0}, x);
+            auto p = m.colls[coll].predict(coll, Config{true, 0, {}}, x);
             if (!b) continue;
-            std::printf("%-10s %10s  %-12s %12s %12s %7.2fx\n", name(coll), bytes_label(x).c_str(),
+            std::printf("%-10s %10s  %-20s %12s %12s %7.2fx\n", name(coll), bytes_label(x).c_str(),
                         b->first.label().c_str(), fmt_us(b->second).c_str(), p ? fmt_us(*p).c_str() : "n/a",
                         p ? *p / b->second : 0.0);
         }
@@ -661,6 +729,12 @@ int validate(Job &J, const Options &o) {
     }
     const auto grid = model ? model->sizes : pow2_grid(o.min, o.max);
     const auto segments = model ? model->segments : o.segments;
+    // the model's submodule choices, and any other a rule of the file names
+    auto subs = model ? model->submodules : submodule_choices(o);
+    for (std::size_t i = 0; i < rules.size(); ++i)
+        if (auto c = config_of(rules[i]); c && !c->previous && std::find(subs.begin(), subs.end(), c->sub) == subs.end())
+            subs.push_back(c->sub);
+    J.make_submodule_comms(subs);
     std::vector<std::uint64_t> sample = grid;
     if (o.sample != "all") {
         const std::size_t n = std::min<std::size_t>(std::stoul(o.sample), grid.size());
@@ -675,7 +749,7 @@ int validate(Job &J, const Options &o) {
     const double t0 = MPI_Wtime();
     J.warm_up();  // like the tuning (not counted in `measuring`)
     if (J.rank == 0)
-        std::printf("%-10s %10s  %-12s %12s  %-12s %12s %7s %7s\n", "collective", "bytes", "chosen",
+        std::printf("%-10s %10s  %-20s %12s  %-20s %12s %7s %7s\n", "collective", "bytes", "chosen",
                     "measured_us", "best", "best_us", "ratio", "pred_err");
     for (Coll coll : o.colls) {
         std::map<std::uint64_t, std::map<std::string, std::pair<double, double>>> pm;
@@ -688,7 +762,7 @@ int validate(Job &J, const Options &o) {
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
             // every configuration, measured as the tuning measures
-            for (const Config &c : configs_for(x, segments)) {
+            for (const Config &c : configs_for(x, segments, subs)) {
                 t[c.label()] = measure(J, o, coll, c, B);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
@@ -701,7 +775,7 @@ int validate(Job &J, const Options &o) {
             const collx::Rule *r = rules.lookup(name(coll), J.nodes, J.rpn, x);
             auto chosen = r ? config_of(*r) : std::nullopt;
             ++points;
-            if (chosen && !t.count(chosen->label())) chosen = Config{false, 0};  // segment >= message
+            if (chosen && !t.count(chosen->label())) chosen = Config{false, 0, chosen->sub};  // segment >= message
             std::string pred_err = "n/a";
             if (model && chosen) {
                 auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, *chosen, x) : std::nullopt;
@@ -719,13 +793,13 @@ int validate(Job &J, const Options &o) {
                 if (t[chosen->label()] <= 1.05 * best_t) ++within;
             }
             if (J.rank == 0)
-                std::printf("%-10s %10s  %-12s %12s  %-12s %12s %7.2f %7s\n", name(coll), bytes_label(x).c_str(),
+                std::printf("%-10s %10s  %-20s %12s  %-20s %12s %7.2f %7s\n", name(coll), bytes_label(x).c_str(),
                             chosen ? chosen->label().c_str() : "(no rule)",
                             chosen ? fmt_us(t[chosen->label()]).c_str() : "-", best.label().c_str(),
                             fmt_us(best_t).c_str(), chosen ? t[chosen->label()] / best_t : 0.0, pred_err.c_str());
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
-            std::vector<Config> all = configs_for(~0ULL, segments);
+            std::vector<Config> all = configs_for(~0ULL, segments, subs);
             write_plot(o.plot, coll, sample, all, pm, winners);
         }
     }

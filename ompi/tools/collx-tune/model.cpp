@@ -63,15 +63,26 @@ std::uint64_t parse_bytes(const std::string &s) {
     return static_cast<std::uint64_t>(v) << shift;
 }
 
-std::string Config::label() const {
-    if (previous) return "previous";
-    return segment ? "hier/" + bytes_label(segment) : "hier";
+std::string Submodules::label() const {
+    std::string s;
+    if (!low.empty()) s += " low=" + low;
+    if (!up.empty()) s += " up=" + up;
+    return s;
 }
 
-std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments) {
-    std::vector<Config> v{{true, 0}, {false, 0}};
-    for (std::uint64_t s : segments)
-        if (s < bytes) v.push_back({false, s});
+std::string Config::label() const {
+    if (previous) return "previous";
+    return (segment ? "hier/" + bytes_label(segment) : "hier") + sub.label();
+}
+
+std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
+                                const std::vector<Submodules> &subs) {
+    std::vector<Config> v{{true, 0, {}}};
+    for (const Submodules &sub : subs) {
+        v.push_back({false, 0, sub});
+        for (std::uint64_t s : segments)
+            if (s < bytes) v.push_back({false, s, sub});
+    }
     return v;
 }
 
@@ -135,13 +146,18 @@ double Pipeline::fill_drain(int K) const {
 }
 
 std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t bytes) const {
-    const Curve &whole = c.previous ? previous : hier;
-    if (c.previous || c.segment == 0 || bytes <= c.segment) {  // one segment: unsegmented
-        if (whole.empty()) return std::nullopt;
-        return whole.at(bytes);
+    if (c.previous) {
+        if (previous.empty()) return std::nullopt;
+        return previous.at(bytes);
     }
-    auto it = pipeline.find(c.segment);
-    if (it == pipeline.end() || !it->second.complete()) return std::nullopt;
+    auto h = hier.find(c.sub);
+    if (h == hier.end()) return std::nullopt;
+    if (c.segment == 0 || bytes <= c.segment) {  // one segment: unsegmented
+        if (h->second.whole.empty()) return std::nullopt;
+        return h->second.whole.at(bytes);
+    }
+    auto it = h->second.pipeline.find(c.segment);
+    if (it == h->second.pipeline.end() || !it->second.complete()) return std::nullopt;
     return it->second.at(double(bytes) / double(c.segment));
 }
 
@@ -151,7 +167,7 @@ std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t by
     auto it = colls.find(coll);
     if (it == colls.end()) return std::nullopt;
     std::optional<std::pair<Config, double>> b;
-    for (const Config &c : configs_for(bytes, segments)) {
+    for (const Config &c : configs_for(bytes, segments, submodules)) {
         auto t = it->second.predict(coll, c, bytes);
         if (t && (!b || *t < b->second)) b = std::make_pair(c, *t);
     }
@@ -205,6 +221,8 @@ Rules Model::rules() const {
                                               : RuleRange::between(x.lo, x.hi);
             rule.algorithm = x.c.previous ? "previous" : "hierarchical";
             if (!x.c.previous) rule.segment_bytes = std::int64_t(x.c.segment);
+            if (!x.c.sub.low.empty()) rule.low = x.c.sub.low;
+            if (!x.c.sub.up.empty()) rule.up = x.c.sub.up;
             rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
             r.add(rule);
         }
@@ -214,9 +232,10 @@ Rules Model::rules() const {
 
 std::optional<Config> config_of(const Rule &r) {
     if (!r.algorithm) return std::nullopt;
-    if (*r.algorithm == "previous") return Config{true, 0};
+    if (*r.algorithm == "previous") return Config{true, 0, {}};
     if (*r.algorithm == "hierarchical")
-        return Config{false, r.segment_bytes ? std::uint64_t(std::max<std::int64_t>(*r.segment_bytes, 0)) : 0};
+        return Config{false, r.segment_bytes ? std::uint64_t(std::max<std::int64_t>(*r.segment_bytes, 0)) : 0,
+                      {r.low.value_or(""), r.up.value_or("")}};
     return std::nullopt;
 }
 
@@ -237,7 +256,7 @@ static Curve curve_from(const nlohmann::json &a) {
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 2;
+    j["version"] = 3;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -246,6 +265,8 @@ nlohmann::ordered_json Model::to_json() const {
     j["complete"] = complete;
     j["sizes"] = sizes;
     j["segments"] = segments;
+    j["submodules"] = nlohmann::ordered_json::array();
+    for (const Submodules &sub : submodules) j["submodules"].push_back({{"low", sub.low}, {"up", sub.up}});
     auto &cj = j["collectives"];
     cj = nlohmann::ordered_json::object();
     for (auto &[coll, m] : colls) {
@@ -254,14 +275,21 @@ nlohmann::ordered_json Model::to_json() const {
         for (Level l : stages(coll)) st.push_back(name(l));
         o["stages"] = st;
         o["previous"] = curve_json(m.previous);
-        o["hier"] = curve_json(m.hier);
-        o["pipelines"] = nlohmann::ordered_json::object();
-        for (auto &[seg, p] : m.pipeline) {
-            const int K = int(stages(coll).size());
-            auto &pj = o["pipelines"][std::to_string(seg)];
-            pj["measured"] = nlohmann::ordered_json::array();  // [segments, seconds]
-            for (auto &[nu, t] : p.points) pj["measured"].push_back({nu, t});
-            if (p.complete()) pj["full_step"] = p.full_step(), pj["fill_drain"] = p.fill_drain(K);
+        o["hier"] = nlohmann::ordered_json::array();
+        for (auto &[sub, h] : m.hier) {
+            nlohmann::ordered_json hj;
+            hj["low"] = sub.low;
+            hj["up"] = sub.up;
+            hj["whole"] = curve_json(h.whole);
+            hj["pipelines"] = nlohmann::ordered_json::object();
+            for (auto &[seg, p] : h.pipeline) {
+                const int K = int(stages(coll).size());
+                auto &pj = hj["pipelines"][std::to_string(seg)];
+                pj["measured"] = nlohmann::ordered_json::array();  // [segments, seconds]
+                for (auto &[nu, t] : p.points) pj["measured"].push_back({nu, t});
+                if (p.complete()) pj["full_step"] = p.full_step(), pj["fill_drain"] = p.fill_drain(K);
+            }
+            o["hier"].push_back(hj);
         }
         cj[name(coll)] = o;
     }
@@ -269,8 +297,9 @@ nlohmann::ordered_json Model::to_json() const {
 }
 
 Model Model::from_json(const nlohmann::json &j) {
-    if (j.value("format", "") != "collx-tune-model" || j.value("version", 0) != 2)
-        throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 2)");
+    if (j.value("format", "") != "collx-tune-model" || j.value("version", 0) != 3)
+        throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3; "
+                                 "run collx-tune again)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();
@@ -280,17 +309,22 @@ Model Model::from_json(const nlohmann::json &j) {
     m.complete = j.value("complete", true);
     m.sizes = j.at("sizes").get<std::vector<std::uint64_t>>();
     m.segments = j.at("segments").get<std::vector<std::uint64_t>>();
+    m.submodules.clear();
+    for (const auto &x : j.at("submodules")) m.submodules.push_back({x.at("low").get<std::string>(), x.at("up").get<std::string>()});
     for (auto &[cname, o] : j.at("collectives").items()) {
         auto coll = coll_from_name(cname);
         if (!coll) throw std::runtime_error("unknown collective \"" + cname + "\"");
         CollModel cm;
         cm.previous = curve_from(o.at("previous"));
-        cm.hier = curve_from(o.at("hier"));
-        for (auto &[seg, pj] : o.at("pipelines").items()) {
-            // the measurements; full_step and fill_drain are derived (for the reader)
-            Pipeline p;
-            for (const auto &x : pj.at("measured")) p.points[x.at(0).get<double>()] = x.at(1).get<double>();
-            cm.pipeline[std::stoull(seg)] = p;
+        for (const auto &hj : o.at("hier")) {
+            HierModel &h = cm.hier[{hj.at("low").get<std::string>(), hj.at("up").get<std::string>()}];
+            h.whole = curve_from(hj.at("whole"));
+            for (auto &[seg, pj] : hj.at("pipelines").items()) {
+                // the measurements; full_step and fill_drain are derived (for the reader)
+                Pipeline p;
+                for (const auto &x : pj.at("measured")) p.points[x.at(0).get<double>()] = x.at(1).get<double>();
+                h.pipeline[std::stoull(seg)] = p;
+            }
         }
         m.colls[*coll] = std::move(cm);
     }

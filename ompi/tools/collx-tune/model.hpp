@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -43,18 +44,32 @@ enum class Level { Node, Leaders };
 const std::vector<Level> &stages(Coll c);
 const char *name(Level l);
 
+// The modules of the levels' sub-communicators, as a tuning rule's
+// low/up say them (ompi_comm_coll_preference values); empty = what
+// coll_hanx_low/up_preference say.
+struct Submodules {
+    std::string low, up;
+    bool operator<(const Submodules &o) const { return std::tie(low, up) < std::tie(o.low, o.up); }
+    bool operator==(const Submodules &o) const { return low == o.low && up == o.up; }
+    std::string label() const;  // "", " low=basic", " up=adaptx", " low=a up=b"
+};
+
 // One configuration hanx can be told to run by a tuning rule.
 struct Config {
     bool previous = false;       // hand the call to the previous module
     std::uint64_t segment = 0;   // hierarchical: bytes per segment, 0 = unsegmented
-    std::string label() const;   // "previous", "hier", "hier/64K"
+    Submodules sub;              // hierarchical: the levels' modules
+    std::string label() const;   // "previous", "hier", "hier/64K", "hier/64K up=adaptx"
     bool operator==(const Config &o) const {
-        return previous == o.previous && segment == o.segment;
+        return previous == o.previous && segment == o.segment && sub == o.sub;
     }
 };
-// previous, unsegmented, then every segment size below `bytes` (a segment
-// at least as big as the message is the unsegmented configuration).
-std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments);
+// previous, then for each submodule choice (the first: the MCA
+// parameters') unsegmented and every segment size below `bytes` (a
+// segment at least as big as the message is the unsegmented
+// configuration).
+std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
+                                const std::vector<Submodules> &subs = {Submodules{}});
 
 // Seconds as a function of bytes from measured points: log-log linear
 // between points, the first value below the first point, and a straight
@@ -88,10 +103,16 @@ struct Pipeline {
     double fill_drain(int K) const;   // the K - 1 filling and K - 1 draining steps
 };
 
+// hanx with one choice of submodules: unsegmented, whole, by size, and
+// its pipelines per segment size.
+struct HierModel {
+    Curve whole;
+    std::map<std::uint64_t, Pipeline> pipeline;
+};
+
 struct CollModel {
-    Curve previous;                               // previous module, whole, by size
-    Curve hier;                                   // hanx unsegmented, whole, by size
-    std::map<std::uint64_t, Pipeline> pipeline;   // per segment size
+    Curve previous;                           // previous module, whole, by size
+    std::map<Submodules, HierModel> hier;     // hanx, by the levels' modules
 
     // Predicted seconds of `c` on a message of `bytes`; nullopt when a
     // needed measurement is missing.
@@ -102,6 +123,7 @@ struct Model {
     int nodes = 0, ranks_per_node = 0, ranks = 0;
     std::vector<std::uint64_t> sizes;     // message sizes predicted (the rule grid)
     std::vector<std::uint64_t> segments;  // segment sizes considered
+    std::vector<Submodules> submodules{Submodules{}};  // considered, the MCA parameters' first
     std::map<Coll, CollModel> colls;
     double tuning_seconds = 0;            // time spent measuring
     // false: measuring stopped early (budget, signal); rules then cover

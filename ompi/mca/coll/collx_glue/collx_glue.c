@@ -497,8 +497,10 @@ int collx_glue_register_preference(const mca_base_component_t *comp, const char 
 {
     char out[512];
     *storage = (char *)deflt;
+    /* settable through MPI_T (collx-tune does so), the same on every rank */
     int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
-                                              0, level, MCA_BASE_VAR_SCOPE_READONLY, storage);
+                                              MCA_BASE_VAR_FLAG_SETTABLE, level,
+                                              MCA_BASE_VAR_SCOPE_ALL_EQ, storage);
     const char *self = comp->mca_component_name;
     const char *v = *storage ? *storage : "";
     /* the component itself on its own sub-communicators would recurse */

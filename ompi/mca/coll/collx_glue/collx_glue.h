@@ -135,7 +135,8 @@ int collx_glue_register_tree(const mca_base_component_t *comp, const char *name,
  * for the component's own sub-communicators ("a,b,^c": a and b preferred,
  * c excluded).  A list that prefers the component or does not exclude it
  * (it would recurse into itself) is rewritten to exclude it, and that is
- * reported by collx_glue_report_params. */
+ * reported by collx_glue_report_params.  Settable through MPI_T: the
+ * component applies collx_glue_exclude_self to the value it reads. */
 int collx_glue_register_preference(const mca_base_component_t *comp, const char *name,
                                    const char *help, const char *deflt,
                                    mca_base_var_info_lvl_t level, char **storage);

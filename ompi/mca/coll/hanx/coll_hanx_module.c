@@ -308,9 +308,12 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     int *all = NULL;
     int rc;
 
+    char low[512], up[512]; /* (an MPI_T write skips the registration's check) */
+    collx_glue_exclude_self(c->low_preference, "hanx", low, sizeof(low));
+    collx_glue_exclude_self(c->up_preference, "hanx", up, sizeof(up));
     m->hier_state = HIER_BUILDING;
     OBJ_CONSTRUCT(&info, opal_info_t);
-    opal_info_set(&info, "ompi_comm_coll_preference", c->low_preference);
+    opal_info_set(&info, "ompi_comm_coll_preference", low);
     rc = split_node(comm, &info, &m->node);
     if (OMPI_SUCCESS != rc) goto out;
     rc = split_socket(m->node, &info, &sock);
@@ -339,7 +342,7 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     } else {
         m->lvl[0] = m->node;
     }
-    opal_info_set(&info, "ompi_comm_coll_preference", c->up_preference);
+    opal_info_set(&info, "ompi_comm_coll_preference", up);
     rc = split_leaders(comm, 0 == ompi_comm_rank(m->node), &info, &m->lvl[m->nlevels - 1]);
     if (OMPI_SUCCESS != rc) goto out;
 
@@ -367,8 +370,8 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
         m->hier_state = HIER_FLAT;
     } else {
         hanx_view_t *v = &m->view[0];
-        v->low = strdup(c->low_preference ? c->low_preference : "");
-        v->up = strdup(c->up_preference ? c->up_preference : "");
+        v->low = strdup(low);
+        v->up = strdup(up);
         rc = v->low && v->up ? live_add(m) : OMPI_ERR_OUT_OF_RESOURCE;
         if (OMPI_SUCCESS != rc) {
             free(v->low);
