@@ -60,6 +60,18 @@ validate_small() {
 }
 step "collx-tune --validate (estimated clock offsets): 3 sizes per collective, every configuration, report and plot data" validate_small
 
+# --score judges the file on a validation's measurements: on the same
+# measurements it finds what the validation found
+rescore() {
+    local v s
+    v=$(grep -o "within 5% of the best measured: [0-9]* of [0-9]* points" "$work/v.out" | grep -oE "[0-9]+ of [0-9]+")
+    s=$("$TUNE" --score "$work/t.json" --data "$work/p" | grep -o "best measured at [0-9]* of [0-9]*" | grep -oE "[0-9]+ of [0-9]+")
+    echo "validation: $v, score: $s"
+    [ -n "$v" ] && [ "$v" = "$s" ] &&
+        "$TUNE" --score "$work/t.json" --data "$work/nothing" 2>&1 | grep -q "no measurements under"
+}
+step "collx-tune --score gives back the validation's share on its measurements" rescore
+
 # the validation can fail: a model 100x off is caught by --max-error
 # (exit 3)
 wrong_model() {

@@ -47,7 +47,8 @@ void on_signal(int) { g_stop = 1; }
 
 struct Options {
     std::string out = "collx-tuning.json";
-    std::string validate, explain, plot;
+    std::string validate, explain, plot, score;
+    std::vector<std::string> data;  // --score: validations' --plot prefixes
     std::vector<Coll> colls = all_colls();
     std::uint64_t min = 4, max = 16u << 20, measure_max = 4u << 20, pipeline_max = 2u << 20;
     std::vector<std::uint64_t> segments{16u << 10, 32u << 10, 64u << 10, 128u << 10,
@@ -72,7 +73,9 @@ struct Options {
         "collx-tune: offline autotuner of coll/hanx (docs/collx-tune.md)\n\n"
         "  mpirun [--mca coll_hanx_priority 100] collx-tune [options]          tune, write a file\n"
         "  mpirun ... collx-tune --validate FILE [--sample N|all] [--plot P]  measure vs predict\n"
-        "  collx-tune --explain FILE --coll C --bytes B [--nodes N --ranks-per-node M]\n\n"
+        "  collx-tune --explain FILE --coll C --bytes B [--nodes N --ranks-per-node M]\n"
+        "  collx-tune --score FILE --data P1,P2,...   the file's choices against the\n"
+        "                      measurements of earlier validations (their --plot P)\n\n"
         "  --out FILE          tuning file to write (default collx-tuning.json); the model\n"
         "                      goes next to it as FILE with .model.json\n"
         "  --colls LIST        bcast,reduce,allreduce (default all three)\n"
@@ -123,6 +126,8 @@ Options parse(int argc, char **argv) {
         if (a == "--out") o.out = need(i);
         else if (a == "--validate") o.validate = need(i);
         else if (a == "--explain") o.explain = need(i);
+        else if (a == "--score") o.score = need(i);
+        else if (a == "--data") o.data = split_list(need(i));
         else if (a == "--plot") o.plot = need(i);
         else if (a == "--colls") {
             o.colls.clear();
@@ -278,6 +283,86 @@ int explain(const Options &o) {
                     b && b->first == c ? "  <- best predicted" : "",
                     chosen && *chosen == c ? "  <- the rule's choice" : "", how.c_str());
     }
+    return 0;
+}
+
+// ------------------------------------------------------------------ score
+
+// The file's choices against the measurements of earlier validations
+// (what --validate --plot P wrote in P-<coll>.dat): how often the choice
+// is within 5% of the best measured configuration, per validation.  A
+// file is judged on many exhaustive measurements rather than on the one
+// its own validation happened to take (docs/collx-tune.md).
+int score(const Options &o) {
+    Rules rules;
+    std::optional<Model> model;
+    try {
+        rules = Rules::load(o.score);
+        model = Model::load(model_path(o.score));
+    } catch (const std::exception &e) {
+        if (rules.empty()) {
+            std::fprintf(stderr, "collx-tune: %s\n", e.what());
+            return 2;
+        }
+    }
+    const long long nodes = o.nodes >= 0 ? o.nodes : model ? model->nodes : -1;
+    const long long rpn = o.rpn >= 0 ? o.rpn : model ? model->ranks_per_node : -1;
+    if (o.data.empty()) {
+        std::fprintf(stderr, "collx-tune: --score needs --data PREFIX[,PREFIX...]\n");
+        return 2;
+    }
+    if (nodes < 0 || rpn < 0) {
+        std::fprintf(stderr, "collx-tune: no model next to %s: say the shape (--nodes N --ranks-per-node M)\n",
+                     o.score.c_str());
+        return 2;
+    }
+    double sum = 0;
+    for (const std::string &prefix : o.data) {
+        int points = 0, within = 0, unmeasured = 0;
+        for (Coll coll : all_colls()) {
+            std::ifstream d(prefix + "-" + name(coll) + ".dat");
+            if (!d) continue;
+            // blocks "# label" then "bytes predicted_us measured_us" lines
+            std::map<std::uint64_t, std::map<std::string, double>> measured;
+            std::string line, label;
+            while (std::getline(d, line)) {
+                if (line.rfind("# winners", 0) == 0) break;
+                if (line.rfind("# ", 0) == 0) {
+                    label = line.substr(2);
+                    continue;
+                }
+                std::istringstream l(line);
+                std::uint64_t x;
+                double pred, meas;
+                if (l >> x >> pred >> meas) measured[x][label] = meas;
+            }
+            for (auto &[x, t] : measured) {
+                const collx::Rule *r = rules.lookup(name(coll), nodes, rpn, x);
+                auto c = r ? config_of(*r) : std::nullopt;
+                if (c && !c->previous && c->segment >= x) c->segment = 0;  // one segment
+                double best = INFINITY;
+                for (auto &[l, v] : t) best = std::min(best, v);
+                ++points;
+                if (!c || !t.count(c->label())) {
+                    ++unmeasured;
+                    continue;
+                }
+                if (t.at(c->label()) <= 1.05 * best) ++within;
+            }
+        }
+        if (!points) {
+            std::fprintf(stderr, "collx-tune: no measurements under %s (--validate --plot %s writes them)\n",
+                         prefix.c_str(), prefix.c_str());
+            return 2;
+        }
+        std::printf("%s: the file's choice within 5%% of the best measured at %d of %d points (%.0f%%)%s\n",
+                    prefix.c_str(), within, points, 100.0 * within / points,
+                    unmeasured ? (" (" + std::to_string(unmeasured) + " chosen configurations not measured there)").c_str()
+                               : "");
+        sum += double(within) / points;
+    }
+    std::printf("collx-tune: %s over %zu validations: %.1f%% of the points on average\n", o.score.c_str(),
+                o.data.size(), 100 * sum / double(o.data.size()));
     return 0;
 }
 
@@ -846,6 +931,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (!o.explain.empty()) return explain(o);  // no MPI needed
+    if (!o.score.empty()) return score(o);
 
     int provided;
     MPI_Init(&argc, &argv);
