@@ -60,14 +60,19 @@ validate_small() {
 }
 step "collx-tune --validate (estimated clock offsets): 3 sizes per collective, every configuration, report and plot data" validate_small
 
-# --score judges the file on a validation's measurements: on the same
+# --score judges the file on validations' measurements: on the same
 # measurements it finds what the validation found
 rescore() {
     local v s
     v=$(grep -o "within 5% of the best measured: [0-9]* of [0-9]* points" "$work/v.out" | grep -oE "[0-9]+ of [0-9]+")
     s=$("$TUNE" --score "$work/t.json" --data "$work/p" | grep -o "best measured at [0-9]* of [0-9]*" | grep -oE "[0-9]+ of [0-9]+")
     echo "validation: $v, score: $s"
-    [ -n "$v" ] && [ "$v" = "$s" ] &&
+    [ -n "$v" ] && [ "$v" = "$s" ] || return 1
+    # twice the same measurements: the median is them, and one's best is the other's
+    "$TUNE" --score "$work/t.json" --data "$work/p,$work/p" > "$work/s2.out" || return 1
+    grep -q "against the median of the 2 validations (per configuration): $v points" "$work/s2.out" &&
+        grep -q "best choices within 5% of another's best at 100.0% of the points on average, of the median's at 100.0%" \
+            "$work/s2.out" &&
         "$TUNE" --score "$work/t.json" --data "$work/nothing" 2>&1 | grep -q "no measurements under"
 }
 step "collx-tune --score gives back the validation's share on its measurements" rescore
