@@ -98,7 +98,7 @@ START_TEST(composition_matches_step_enumeration) {
                           (unsigned long long)n, p.at(double(n)), enumerate(K, n, full, partial));
         CollModel m = synthetic(coll);
         for (std::uint64_t n = 2; n <= 40; ++n)
-            ck_assert(near(*m.predict(coll, Config{false, 65536}, n * 65536), m.hier.at({}).pipeline.at(65536).at(double(n))));
+            ck_assert(near(*m.predict(coll, Config{false, 65536, {}}, n * 65536), m.hier.at({}).pipeline.at(65536).at(double(n))));
     }
 }
 END_TEST
@@ -130,7 +130,7 @@ START_TEST(pipeline_piecewise_linear) {
     CollModel m;
     m.hier[{}].whole.set(4, 1e-6);
     m.hier[{}].pipeline[65536] = one;
-    ck_assert(!m.predict(Coll::Bcast, Config{false, 65536}, 1u << 20).has_value());
+    ck_assert(!m.predict(Coll::Bcast, Config{false, 65536, {}}, 1u << 20).has_value());
 }
 END_TEST
 
@@ -141,13 +141,13 @@ START_TEST(partial_segments_interpolate) {
     const std::uint64_t s = 65536;
     double last = 0;
     for (std::uint64_t x = s + 1; x <= 40 * s; x += s / 8) {
-        double p = *m.predict(Coll::Bcast, Config{false, s}, x);
+        double p = *m.predict(Coll::Bcast, Config{false, s, {}}, x);
         ck_assert(p >= last);
         last = p;
     }
-    const double lo = *m.predict(Coll::Bcast, Config{false, s}, 4 * s);
-    const double hi = *m.predict(Coll::Bcast, Config{false, s}, 5 * s);
-    const double mid = *m.predict(Coll::Bcast, Config{false, s}, 4 * s + s / 2);
+    const double lo = *m.predict(Coll::Bcast, Config{false, s, {}}, 4 * s);
+    const double hi = *m.predict(Coll::Bcast, Config{false, s, {}}, 5 * s);
+    const double mid = *m.predict(Coll::Bcast, Config{false, s, {}}, 4 * s + s / 2);
     ck_assert(near(mid, 0.5 * (lo + hi)));
 }
 END_TEST
@@ -155,15 +155,15 @@ END_TEST
 START_TEST(unsegmented_and_previous) {
     CollModel m = synthetic(Coll::Allreduce);
     const std::uint64_t x = 1u << 20;
-    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 0}, x), m.hier.at({}).whole.at(x)));
+    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 0, {}}, x), m.hier.at({}).whole.at(x)));
     // a segment at least as big as the message is one segment
-    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 262144}, 262144), m.hier.at({}).whole.at(262144)));
-    ck_assert(near(*m.predict(Coll::Allreduce, Config{true, 0}, x), m.previous.at(x)));
+    ck_assert(near(*m.predict(Coll::Allreduce, Config{false, 262144, {}}, 262144), m.hier.at({}).whole.at(262144)));
+    ck_assert(near(*m.predict(Coll::Allreduce, Config{true, 0, {}}, x), m.previous.at(x)));
     // what was not measured is not predicted
-    ck_assert(!m.predict(Coll::Allreduce, Config{false, 4096}, x).has_value());
+    ck_assert(!m.predict(Coll::Allreduce, Config{false, 4096, {}}, x).has_value());
     CollModel empty;
-    ck_assert(!empty.predict(Coll::Bcast, Config{true, 0}, x).has_value());
-    ck_assert(!empty.predict(Coll::Bcast, Config{false, 0}, x).has_value());
+    ck_assert(!empty.predict(Coll::Bcast, Config{true, 0, {}}, x).has_value());
+    ck_assert(!empty.predict(Coll::Bcast, Config{false, 0, {}}, x).has_value());
 }
 END_TEST
 
