@@ -42,6 +42,10 @@ step "fuzz hanx, 6 ranks as 3x2, small segments (4 KiB / 4000 B / 2 KiB), 300 ca
 step "fuzz hanx, 4 ranks as 2x2, per-rule submodules (test/mpi/tuning/views.json), 400 cases" \
     fuzz 300 4 $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json" -- \
     --seed 105 --cases 400 --colls blocking --components-under-test hanx
+step "fuzz hanx, 8 ranks as 2 nodes x 2 sockets x 2, per-rule submodules on 3 levels, 200 cases" \
+    fuzz 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 \
+    --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json" -- \
+    --seed 106 --cases 200 --colls blocking --components-under-test hanx
 
 # --- adaptx with several trees and small segments
 for tree in binomial pipeline chain topo; do
