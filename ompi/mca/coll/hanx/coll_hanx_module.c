@@ -461,16 +461,22 @@ static void use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm
         memset(n, 0, sizeof(*n));
         n->low = strdup(want_low);
         n->up = strdup(want_up);
+        int rc = OMPI_ERR_OUT_OF_RESOURCE;
         if (NULL == n->low || NULL == n->up) {
+            /* out of memory: the first view (the same everywhere only by luck) */
             free(n->low);
             free(n->up);
-            return; /* (the same everywhere only by luck: out of memory) */
+            n->low = n->up = NULL;
+        } else {
+            ++m->nviews;
+            m->hier_state = HIER_BUILDING; /* comm's own collectives: the previous module */
+            rc = make_view(m, comm, n);
+            m->hier_state = HIER_READY;
         }
-        ++m->nviews;
-        m->hier_state = HIER_BUILDING; /* comm's own collectives: the previous module */
-        int rc = make_view(m, comm, n);
-        m->hier_state = HIER_READY;
-        if (OMPI_SUCCESS != rc) {
+        if (NULL == n->low) {
+            HANX_LOG(1, "coll:hanx: %s: out of memory for low \"%s\", up \"%s\"; the first "
+                        "sub-communicators serve", comm->c_name, want_low, want_up);
+        } else if (OMPI_SUCCESS != rc) {
             free_comms(n->lvl, &n->node);
             n->failed = 1;
             HANX_LOG(1, "coll:hanx: %s: could not make sub-communicators with low \"%s\", up "
