@@ -55,7 +55,11 @@ OMPI_MODULE_DECLSPEC extern mca_coll_hanx_component_t mca_coll_hanx_component;
 /* The sub-communicators made with one pair of submodule preferences
  * (ompi_comm_coll_preference values, hanx excluded): `low` for the
  * intra-node levels, `up` for the node leaders'.  Same groups, same ranks
- * in every view; only the modules Open MPI selects on them differ. */
+ * in every view; only the modules Open MPI selects on them differ.
+ * lvl[k]: the communicator of my level-k group, NULL when I do not
+ * represent my level-(k-1) group.  Level 0 holds every rank; the last
+ * level holds the node leaders.  node: the node level as one
+ * communicator (== lvl[0] with 2 levels). */
 typedef struct hanx_view {
     char *low, *up;
     struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
@@ -69,13 +73,9 @@ typedef struct mca_coll_hanx_module_t {
     /* hierarchy, built lazily at the first collective */
     int hier_state;
     int nlevels;       /* 2 (node, leaders) or 3 (socket, node, leaders) */
-    /* lvl[k]: the communicator of my level-k group, NULL when I do not
-     * represent my level-(k-1) group.  Level 0 holds every rank; the last
-     * level holds the node leaders.  lvl and node are those of the view
-     * the current call uses (set by mca_coll_hanx_use). */
-    struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
     hanx_view_t view[HANX_MAX_VIEWS];  /* view[0]: the MCA parameters' */
     int nviews;
+    hanx_view_t *cur;  /* the view the current call runs on (set by mca_coll_hanx_use) */
     int views_full_said;
     /* leader[k][r]: rank (in comm) leading r's level-k group -- its lowest
      * rank; rank_in[k][r]: rank, in its level-k communicator, of the
@@ -83,8 +83,6 @@ typedef struct mca_coll_hanx_module_t {
      * r's level-(k-1) group above). */
     int *leader[HANX_MAX_LEVELS];
     int *rank_in[HANX_MAX_LEVELS];
-    /* the node level as one communicator (== lvl[0] with 2 levels) */
-    struct ompi_communicator_t *node;
     int *node_of;      /* node index of each rank of comm (nodes by lowest rank) */
     int *low_rank_of;  /* rank in its node communicator of each rank */
     int *node_size;    /* ranks on each node */
@@ -141,15 +139,15 @@ ptrdiff_t mca_coll_hanx_extent(struct ompi_datatype_t *dtype);
 
 /* A collective of the level-k (or node) communicator. */
 #define HANX_LVL(m, k, api, ...) \
-    (m)->lvl[k]->c_coll->coll_##api(__VA_ARGS__, (m)->lvl[k], (m)->lvl[k]->c_coll->coll_##api##_module)
+    (m)->cur->lvl[k]->c_coll->coll_##api(__VA_ARGS__, (m)->cur->lvl[k], (m)->cur->lvl[k]->c_coll->coll_##api##_module)
 /* the same for a non-blocking one, whose request comes after the comm */
 #define HANX_ILVL(m, k, api, req, ...)                                                     \
-    (m)->lvl[k]->c_coll->coll_##api(__VA_ARGS__, (m)->lvl[k], (req),                       \
-                                    (m)->lvl[k]->c_coll->coll_##api##_module)
-#define HANX_TOP(m) ((m)->lvl[(m)->nlevels - 1])
+    (m)->cur->lvl[k]->c_coll->coll_##api(__VA_ARGS__, (m)->cur->lvl[k], (req),                       \
+                                    (m)->cur->lvl[k]->c_coll->coll_##api##_module)
+#define HANX_TOP(m) ((m)->cur->lvl[(m)->nlevels - 1])
 #define HANX_TOP_CALL(m, api, ...) HANX_LVL(m, (m)->nlevels - 1, api, __VA_ARGS__)
 #define HANX_NODE_CALL(m, api, ...) \
-    (m)->node->c_coll->coll_##api(__VA_ARGS__, (m)->node, (m)->node->c_coll->coll_##api##_module)
+    (m)->cur->node->c_coll->coll_##api(__VA_ARGS__, (m)->cur->node, (m)->cur->node->c_coll->coll_##api##_module)
 
 /* Tuning: what the file (or the built-in defaults) say for one call. */
 struct hanx_choice {

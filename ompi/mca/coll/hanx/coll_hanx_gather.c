@@ -91,7 +91,7 @@ static int gather_blocks(mca_coll_hanx_module_t *m, struct ompi_communicator_t *
                          const char *mine, i64 my_bytes, i64 *pos_sizes, int known, char **all)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const int nsize = ompi_comm_size(m->node), lead = NULL != HANX_TOP(m);
+    const int nsize = ompi_comm_size(m->cur->node), lead = NULL != HANX_TOP(m);
     const int root_node = m->node_of[root], root_lead = root_leader(m, root);
     i64 *lsizes = xmalloc((i64)nsize * 8), *nsizes = NULL;
     int *cnt = malloc((size_t)(nsize > m->nnodes ? nsize : m->nnodes) * sizeof(int));
@@ -277,7 +277,7 @@ static int allgather_common(mca_coll_hanx_module_t *m, const void *sbuf, int sco
                             struct ompi_communicator_t *comm, const i64 *pos_sizes)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const int nsize = ompi_comm_size(m->node), lead = NULL != HANX_TOP(m);
+    const int nsize = ompi_comm_size(m->cur->node), lead = NULL != HANX_TOP(m);
     int rc;
     i64 my_bytes, ntotal, total;
     const size_t slot = displs ? (size_t)(ptrdiff_t)displs[rank] : (size_t)rank * (size_t)rcount;
@@ -392,7 +392,7 @@ static int scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, const int
                           struct ompi_communicator_t *comm)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const int nsize = ompi_comm_size(m->node), lead = NULL != HANX_TOP(m);
+    const int nsize = ompi_comm_size(m->cur->node), lead = NULL != HANX_TOP(m);
     const int root_node = m->node_of[root], root_lead = root_leader(m, root);
     const int in_place = rank == root && MPI_IN_PLACE == rbuf;
     i64 my_bytes = in_place ? (i64)mca_coll_hanx_bytes(sdtype, (size_t)(scounts ? scounts[root] : scount))
@@ -513,7 +513,7 @@ static int alltoall_common(mca_coll_hanx_module_t *m, const void *sbuf, const in
                            const int *rcounts, const int *rdispls,
                            struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm)
 {
-    const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->node);
+    const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->cur->node);
     const int lead = NULL != HANX_TOP(m), N = m->nnodes;
     i64 *ssz = xmalloc((i64)size * 8), *rsz = xmalloc((i64)size * 8); /* mine, node order */
     i64 *S = NULL, *R = NULL;   /* leader: [member][pos] sizes of my node */

@@ -37,16 +37,14 @@ static void free_comms(struct ompi_communicator_t **lvl, struct ompi_communicato
 
 static void free_subcomms(mca_coll_hanx_module_t *m)
 {
-    if (0 == m->nviews) free_comms(m->lvl, &m->node); /* the first view, being built */
     for (int v = 0; v < m->nviews; ++v) {
         free_comms(m->view[v].lvl, &m->view[v].node);
         free(m->view[v].low);
         free(m->view[v].up);
     }
     m->nviews = 0;
-    m->node = NULL;
+    m->cur = NULL;
     for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
-        m->lvl[k] = NULL;
         free(m->leader[k]);
         free(m->rank_in[k]);
         m->leader[k] = m->rank_in[k] = NULL;
@@ -113,12 +111,9 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
     memset(&m->prev, 0, sizeof(m->prev));
     m->hier_state = HIER_UNBUILT;
     m->nlevels = 0;
-    for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
-        m->lvl[k] = NULL;
-        m->leader[k] = m->rank_in[k] = NULL;
-    }
-    m->node = NULL;
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) m->leader[k] = m->rank_in[k] = NULL;
     m->nviews = m->views_full_said = 0;
+    m->cur = NULL;
     m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
     m->nnodes = m->max_node_size = 0;
     m->my_node = -1;
@@ -299,11 +294,34 @@ static int fill_tables(mca_coll_hanx_module_t *m, const int *all, int size)
     return OMPI_SUCCESS;
 }
 
+/* A view's levels once its node communicator is split: with 3 levels the
+ * socket groups (`sock`, taken; NULL: the node's split gave nothing, one
+ * group) and their leaders inside the node, then the node leaders' level
+ * with the preference `up`. */
+static int finish_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v,
+                       struct ompi_communicator_t *sock, opal_info_t *info, const char *up)
+{
+    int rc = OMPI_SUCCESS;
+    if (3 == m->nlevels) {
+        if (NULL == sock) rc = ompi_comm_dup(v->node, &sock);
+        if (OMPI_SUCCESS != rc) return rc;
+        v->lvl[0] = sock;
+        rc = split_leaders(v->node, 0 == ompi_comm_rank(sock), info, &v->lvl[1]);
+        if (OMPI_SUCCESS != rc) return rc;
+    } else {
+        v->lvl[0] = v->node;
+    }
+    opal_info_set(info, "ompi_comm_coll_preference", up);
+    return split_leaders(comm, 0 == ompi_comm_rank(v->node), info, &v->lvl[m->nlevels - 1]);
+}
+
+/* The first view, with the MCA preferences, and the tables. */
 static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    struct ompi_communicator_t *sock = NULL, *mids = NULL;
+    struct ompi_communicator_t *sock = NULL;
+    hanx_view_t *v = &m->view[0];
     opal_info_t info;
     int *all = NULL;
     int rc;
@@ -312,42 +330,32 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     collx_glue_exclude_self(c->low_preference, "hanx", low, sizeof(low));
     collx_glue_exclude_self(c->up_preference, "hanx", up, sizeof(up));
     m->hier_state = HIER_BUILDING;
+    memset(v, 0, sizeof(*v));
+    m->nviews = 1; /* (freed with the others if anything fails) */
+    m->cur = v;
     OBJ_CONSTRUCT(&info, opal_info_t);
     opal_info_set(&info, "ompi_comm_coll_preference", low);
-    rc = split_node(comm, &info, &m->node);
+    rc = split_node(comm, &info, &v->node);
     if (OMPI_SUCCESS != rc) goto out;
-    rc = split_socket(m->node, &info, &sock);
+    rc = split_socket(v->node, &info, &sock);
     if (OMPI_SUCCESS != rc) goto out;
     /* a socket level only where some node really has several sockets;
      * every rank must agree on the number of levels */
-    int several = NULL != sock && ompi_comm_size(sock) < ompi_comm_size(m->node), any = 0;
+    int several = NULL != sock && ompi_comm_size(sock) < ompi_comm_size(v->node), any = 0;
     rc = comm->c_coll->coll_allreduce(&several, &any, 1, MPI_INT, MPI_MAX, comm,
                                       comm->c_coll->coll_allreduce_module);
     if (OMPI_SUCCESS != rc) goto out;
-    if (any && NULL == sock) { /* this node's split gave nothing: one group */
-        rc = ompi_comm_dup(m->node, &sock);
-        if (OMPI_SUCCESS != rc) goto out;
-    }
     if (!any && sock) {
         ompi_comm_free(&sock); /* (leaves MPI_COMM_NULL behind, not NULL) */
         sock = NULL;
     }
     m->nlevels = any ? 3 : 2;
-    if (any) {
-        rc = split_leaders(m->node, 0 == ompi_comm_rank(sock), &info, &mids);
-        if (OMPI_SUCCESS != rc) goto out;
-        m->lvl[0] = sock;
-        m->lvl[1] = mids;
-        sock = mids = NULL;
-    } else {
-        m->lvl[0] = m->node;
-    }
-    opal_info_set(&info, "ompi_comm_coll_preference", up);
-    rc = split_leaders(comm, 0 == ompi_comm_rank(m->node), &info, &m->lvl[m->nlevels - 1]);
+    rc = finish_view(m, comm, v, sock, &info, up);
+    sock = NULL; /* the view's now */
     if (OMPI_SUCCESS != rc) goto out;
 
-    int mine[3] = {comm_rank_of(m->lvl[0], 0, comm), comm_rank_of(m->node, 0, comm),
-                   ompi_comm_rank(m->node)};
+    int mine[3] = {comm_rank_of(v->lvl[0], 0, comm), comm_rank_of(v->node, 0, comm),
+                   ompi_comm_rank(v->node)};
     all = malloc(3 * (size_t)size * sizeof(int));
     if (NULL == all) {
         rc = OMPI_ERR_OUT_OF_RESOURCE; /* (every rank must still join the allgather) */
@@ -369,21 +377,12 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
         free_subcomms(m);
         m->hier_state = HIER_FLAT;
     } else {
-        hanx_view_t *v = &m->view[0];
         v->low = strdup(low);
         v->up = strdup(up);
         rc = v->low && v->up ? live_add(m) : OMPI_ERR_OUT_OF_RESOURCE;
-        if (OMPI_SUCCESS != rc) {
-            free(v->low);
-            free(v->up);
-            v->low = v->up = NULL;
-        } else {
-            for (int k = 0; k < HANX_MAX_LEVELS; ++k) v->lvl[k] = m->lvl[k];
-            v->node = m->node;
-            v->failed = 0;
-            m->nviews = 1;
+        if (OMPI_SUCCESS == rc) {
             HANX_LOG(1, "coll:hanx: %s: %d levels, %d nodes, %d ranks on my node (node %d)%s",
-                     comm->c_name, m->nlevels, m->nnodes, ompi_comm_size(m->node), m->my_node,
+                     comm->c_name, m->nlevels, m->nnodes, ompi_comm_size(v->node), m->my_node,
                      m->blocks ? "" : ", ranks not in blocks by node");
             m->hier_state = HIER_READY;
         }
@@ -391,7 +390,6 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
 out:
     free(all);
     if (sock) ompi_comm_free(&sock);
-    if (mids) ompi_comm_free(&mids);
     OBJ_DESTRUCT(&info);
     if (HIER_BUILDING == m->hier_state) {
         HANX_LOG(1, "coll:hanx: could not build the hierarchy of %s (error %d); using the "
@@ -410,38 +408,24 @@ static int make_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm
 {
     struct ompi_communicator_t *sock = NULL;
     opal_info_t info;
-    int rc;
     OBJ_CONSTRUCT(&info, opal_info_t);
     opal_info_set(&info, "ompi_comm_coll_preference", v->low);
-    rc = split_node(comm, &info, &v->node);
-    if (OMPI_SUCCESS == rc && 3 == m->nlevels) {
-        rc = split_socket(v->node, &info, &sock);
-        if (OMPI_SUCCESS == rc && NULL == sock) rc = ompi_comm_dup(v->node, &sock);
-        if (OMPI_SUCCESS == rc) {
-            v->lvl[0] = sock;
-            rc = split_leaders(v->node, 0 == ompi_comm_rank(sock), &info, &v->lvl[1]);
-        }
-    } else if (OMPI_SUCCESS == rc) {
-        v->lvl[0] = v->node;
-    }
-    if (OMPI_SUCCESS == rc) {
-        opal_info_set(&info, "ompi_comm_coll_preference", v->up);
-        rc = split_leaders(comm, 0 == ompi_comm_rank(v->node), &info, &v->lvl[m->nlevels - 1]);
-    }
+    int rc = split_node(comm, &info, &v->node);
+    if (OMPI_SUCCESS == rc && 3 == m->nlevels) rc = split_socket(v->node, &info, &sock);
+    if (OMPI_SUCCESS == rc) rc = finish_view(m, comm, v, sock, &info, v->up);
     OBJ_DESTRUCT(&info);
     return rc;
 }
 
-/* Point m->lvl and m->node at the view of these preferences (NULL: the
- * MCA parameters'), making it at its first use. */
+/* Point m->cur at the view of these preferences (NULL: the MCA
+ * parameters'), making it at its first use. */
 static void use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
                      const char *low, const char *up)
 {
     char want_low[512], want_up[512];
     hanx_view_t *v = &m->view[0];
     if (NULL == low && NULL == up) {
-        for (int k = 0; k < HANX_MAX_LEVELS; ++k) m->lvl[k] = v->lvl[k];
-        m->node = v->node;
+        m->cur = v;
         return;
     }
     collx_glue_exclude_self(low ? low : m->view[0].low, "hanx", want_low, sizeof(want_low));
@@ -488,8 +472,7 @@ static void use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm
             v = n;
         }
     }
-    for (int k = 0; k < HANX_MAX_LEVELS; ++k) m->lvl[k] = v->lvl[k];
-    m->node = v->node;
+    m->cur = v;
 }
 
 int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)

@@ -136,7 +136,7 @@ static size_t segment_count(const hanx_choice_t *ch, int mca_bytes, int reductio
     return seg_bytes < type_size ? 1 : seg_bytes / type_size;
 }
 
-static int mine(mca_coll_hanx_module_t *m, int k) { return NULL != m->lvl[k]; }
+static int mine(mca_coll_hanx_module_t *m, int k) { return NULL != m->cur->lvl[k]; }
 
 /* ------------------------------------------------------------- bcast */
 
@@ -154,7 +154,7 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
      * its group's leader yet, then down the others (stage 2(L-1)-k at level
      * k) -- a root's group that it leads is served on the way down */
     for (int k = 0; k < L; ++k) {
-        if (!mine(m, k) || ompi_comm_size(m->lvl[k]) < 2) continue;
+        if (!mine(m, k) || ompi_comm_size(m->cur->lvl[k]) < 2) continue;
         const int root_here = m->rank_in[k][root];
         if (m->leader[k][rank] == m->leader[k][root] && (k == L - 1 || 0 != root_here))
             add_stage(&p, k, k, ST_BCAST, root_here, NULL, buf);
@@ -198,7 +198,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     /* level 0: everybody, into the group leader's accumulator */
     /* (a reduce's non-root gets no receive buffer: some algorithms would
      * use it as scratch, and it may be the send buffer) */
-    if (ompi_comm_size(m->lvl[0]) > 1)
+    if (ompi_comm_size(m->cur->lvl[0]) > 1)
         add_stage(&p, 0, 0, ST_REDUCE, 0, (represents && my_data == acc) ? MPI_IN_PLACE : my_data,
                   represents ? acc : NULL);
     else if (acc)
@@ -206,9 +206,9 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     /* levels above: the group leaders' partial results, to the leader --
      * at the top level to the root's representative */
     for (int k = 1; k < L; ++k) {
-        if (!mine(m, k) || ompi_comm_size(m->lvl[k]) < 2) continue;
+        if (!mine(m, k) || ompi_comm_size(m->cur->lvl[k]) < 2) continue;
         const int to = k == L - 1 ? m->rank_in[k][root] : 0;
-        const int i_receive = ompi_comm_rank(m->lvl[k]) == to;
+        const int i_receive = ompi_comm_rank(m->cur->lvl[k]) == to;
         add_stage(&p, k, k, ST_REDUCE, to, i_receive ? MPI_IN_PLACE : acc, i_receive ? acc : NULL);
     }
     int rc = run_pipeline(m, &p, (size_t)count,
@@ -266,21 +266,21 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     pipeline_t p = {.n = 0, .dtype = dtype, .op = op};
     /* up: reduce into each group leader's rbuf; top: allreduce (or reduce
      * then bcast); down: bcast from the group leaders */
-    if (ompi_comm_size(m->lvl[0]) > 1) {
-        const int lead0 = 0 == ompi_comm_rank(m->lvl[0]);
+    if (ompi_comm_size(m->cur->lvl[0]) > 1) {
+        const int lead0 = 0 == ompi_comm_rank(m->cur->lvl[0]);
         add_stage(&p, 0, 0, ST_REDUCE, 0, (lead0 && my_data == rbuf) ? MPI_IN_PLACE : my_data,
                   lead0 ? rbuf : NULL);
     } else {
         mca_coll_hanx_copy(dtype, (size_t)count, rbuf, my_data);
     }
     for (int k = 1; k < L - 1; ++k)
-        if (mine(m, k) && ompi_comm_size(m->lvl[k]) > 1)
-            add_stage(&p, k, k, ST_REDUCE, 0, 0 == ompi_comm_rank(m->lvl[k]) ? MPI_IN_PLACE : rbuf,
-                      0 == ompi_comm_rank(m->lvl[k]) ? rbuf : NULL);
+        if (mine(m, k) && ompi_comm_size(m->cur->lvl[k]) > 1)
+            add_stage(&p, k, k, ST_REDUCE, 0, 0 == ompi_comm_rank(m->cur->lvl[k]) ? MPI_IN_PLACE : rbuf,
+                      0 == ompi_comm_rank(m->cur->lvl[k]) ? rbuf : NULL);
     const int top = L - 1;
     if (mine(m, top)) {
         if (split_top) {
-            const int lead = 0 == ompi_comm_rank(m->lvl[top]);
+            const int lead = 0 == ompi_comm_rank(m->cur->lvl[top]);
             add_stage(&p, top, top, ST_REDUCE, 0, lead ? MPI_IN_PLACE : rbuf, lead ? rbuf : NULL);
             add_stage(&p, top + 1, top, ST_BCAST, 0, NULL, rbuf);
         } else {
@@ -289,7 +289,7 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     }
     const int down0 = top + split_top; /* the last top-level stage */
     for (int k = L - 2; k >= 0; --k)
-        if (mine(m, k) && ompi_comm_size(m->lvl[k]) > 1)
+        if (mine(m, k) && ompi_comm_size(m->cur->lvl[k]) > 1)
             add_stage(&p, down0 + (L - 1 - k), k, ST_BCAST, 0, NULL, rbuf);
     return run_pipeline(
         m, &p, (size_t)count,
@@ -309,8 +309,8 @@ int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     const int L = m->nlevels;
     int rc = OMPI_SUCCESS;
     for (int k = 0; k < L && OMPI_SUCCESS == rc; ++k)
-        if (mine(m, k) && ompi_comm_size(m->lvl[k]) > 1) rc = m->lvl[k]->c_coll->coll_barrier(m->lvl[k], m->lvl[k]->c_coll->coll_barrier_module);
+        if (mine(m, k) && ompi_comm_size(m->cur->lvl[k]) > 1) rc = m->cur->lvl[k]->c_coll->coll_barrier(m->cur->lvl[k], m->cur->lvl[k]->c_coll->coll_barrier_module);
     for (int k = L - 2; k >= 0 && OMPI_SUCCESS == rc; --k)
-        if (mine(m, k) && ompi_comm_size(m->lvl[k]) > 1) rc = m->lvl[k]->c_coll->coll_barrier(m->lvl[k], m->lvl[k]->c_coll->coll_barrier_module);
+        if (mine(m, k) && ompi_comm_size(m->cur->lvl[k]) > 1) rc = m->cur->lvl[k]->c_coll->coll_barrier(m->cur->lvl[k], m->cur->lvl[k]->c_coll->coll_barrier_module);
     return rc;
 }

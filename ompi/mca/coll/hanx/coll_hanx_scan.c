@@ -55,7 +55,7 @@ static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, vo
                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
                                  size_t total)
 {
-    const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->node);
+    const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->cur->node);
     const int lead = NULL != HANX_TOP(m), N = m->nnodes;
     const void *data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
     if (!mca_coll_hanx_order_ok(m, op)) /* (rank order by gathering, then scatter) */
@@ -119,7 +119,7 @@ static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, vo
     /* 3: the node's share to its ranks */
     {
         int lrc = nsize > 1 ? HANX_NODE_CALL(m, scatterv, share, lcnt, ldsp, dtype, rbuf,
-                                             lcnt[ompi_comm_rank(m->node)], dtype, 0)
+                                             lcnt[ompi_comm_rank(m->cur->node)], dtype, 0)
                             : OMPI_SUCCESS;
         if (1 == nsize && share) mca_coll_hanx_copy(dtype, (size_t)lcnt[0], rbuf, share);
         if (OMPI_SUCCESS == rc) rc = lrc;
@@ -187,7 +187,7 @@ static int add_node_prefix(mca_coll_hanx_module_t *m, const char *incl, int coun
                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, char **prefix,
                            char **prefix_free, int tag)
 {
-    const int nsize = ompi_comm_size(m->node), lrank = ompi_comm_rank(m->node);
+    const int nsize = ompi_comm_size(m->cur->node), lrank = ompi_comm_rank(m->cur->node);
     char *total_free = NULL, *total = NULL;
     int rc = OMPI_SUCCESS;
     *prefix = mca_coll_hanx_temp(dtype, (size_t)count, prefix_free);
@@ -197,7 +197,7 @@ static int add_node_prefix(mca_coll_hanx_module_t *m, const char *incl, int coun
         if (nsize > 1) {
             total = mca_coll_hanx_temp(dtype, (size_t)count, &total_free);
             if (!total) rc = OMPI_ERR_OUT_OF_RESOURCE;
-            else rc = MCA_PML_CALL(recv(total, count, dtype, nsize - 1, tag, m->node, MPI_STATUS_IGNORE));
+            else rc = MCA_PML_CALL(recv(total, count, dtype, nsize - 1, tag, m->cur->node, MPI_STATUS_IGNORE));
         } else {
             total = (char *)incl;
         }
@@ -205,7 +205,7 @@ static int add_node_prefix(mca_coll_hanx_module_t *m, const char *incl, int coun
         if (OMPI_SUCCESS == rc)
             rc = HANX_TOP_CALL(m, exscan, total, *prefix, count, dtype, op);
     } else if (lrank == nsize - 1) {
-        rc = MCA_PML_CALL(send(incl, count, dtype, 0, tag, MCA_PML_BASE_SEND_STANDARD, m->node));
+        rc = MCA_PML_CALL(send(incl, count, dtype, 0, tag, MCA_PML_BASE_SEND_STANDARD, m->cur->node));
     }
     if (OMPI_SUCCESS == rc && 0 != m->my_node && nsize > 1)
         rc = HANX_NODE_CALL(m, bcast, *prefix, count, dtype, 0);
@@ -226,7 +226,7 @@ int mca_coll_hanx_scan(const void *sbuf, void *rbuf, int count, struct ompi_data
     HANX_LOG(10, "coll:hanx: scan count %d on %s", count, comm->c_name);
     if (0 == count) return OMPI_SUCCESS;
     char *prefix = NULL, *prefix_free = NULL;
-    int rc = ompi_comm_size(m->node) > 1 ? HANX_NODE_CALL(m, scan, sbuf, rbuf, count, dtype, op)
+    int rc = ompi_comm_size(m->cur->node) > 1 ? HANX_NODE_CALL(m, scan, sbuf, rbuf, count, dtype, op)
                                          : (mca_coll_hanx_copy(dtype, (size_t)count, rbuf, MPI_IN_PLACE == sbuf ? rbuf : sbuf), OMPI_SUCCESS);
     if (OMPI_SUCCESS == rc)
         rc = add_node_prefix(m, rbuf, count, dtype, op, &prefix, &prefix_free, MCA_COLL_BASE_TAG_SCAN);
@@ -247,7 +247,7 @@ int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
         return m->prev.exscan(sbuf, rbuf, count, dtype, op, comm, m->prev.exscan_module);
     HANX_LOG(10, "coll:hanx: exscan count %d on %s", count, comm->c_name);
     if (0 == count) return OMPI_SUCCESS;
-    const int nsize = ompi_comm_size(m->node), lrank = ompi_comm_rank(m->node);
+    const int nsize = ompi_comm_size(m->cur->node), lrank = ompi_comm_rank(m->cur->node);
     const void *data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
     char *incl_free = NULL, *prefix = NULL, *prefix_free = NULL;
     char *incl = mca_coll_hanx_temp(dtype, (size_t)count, &incl_free);
@@ -261,10 +261,10 @@ int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
         ompi_request_t *req = MPI_REQUEST_NULL;
         if (lrank + 1 < nsize)
             rc = MCA_PML_CALL(isend(incl, count, dtype, lrank + 1, MCA_COLL_BASE_TAG_EXSCAN,
-                                    MCA_PML_BASE_SEND_STANDARD, m->node, &req));
+                                    MCA_PML_BASE_SEND_STANDARD, m->cur->node, &req));
         if (OMPI_SUCCESS == rc && lrank > 0)
             rc = MCA_PML_CALL(recv(rbuf, count, dtype, lrank - 1, MCA_COLL_BASE_TAG_EXSCAN,
-                                   m->node, MPI_STATUS_IGNORE));
+                                   m->cur->node, MPI_STATUS_IGNORE));
         if (MPI_REQUEST_NULL != req) {
             int wrc = ompi_request_wait(&req, MPI_STATUS_IGNORE);
             if (OMPI_SUCCESS == rc) rc = wrc;
