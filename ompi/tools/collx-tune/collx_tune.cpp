@@ -242,7 +242,7 @@ int explain(const Options &o) {
                         r.bytes->max ? std::to_string(*r.bytes->max).c_str() : "");
         std::printf("\n  hanx runs: %s%s\n", !chosen ? "its default (the rule names no algorithm hanx knows)"
                                        : chosen->previous ? "the previous module (tuned, ...) on the whole communicator"
-                                       : chosen->segment == 0 || o.bytes <= chosen->segment
+                                       : chosen->at(o.bytes).segment == 0
                                            ? "the levels one after the other, unsegmented"
                                            : ("the levels pipelined in " +
                                               std::to_string((o.bytes + chosen->segment - 1) / chosen->segment) +
@@ -272,7 +272,7 @@ int explain(const Options &o) {
         const std::map<std::uint64_t, Pipeline> none;
         const auto &pipes = h == cm->second.hier.end() ? none : h->second.pipeline;
         auto p = pipes.find(c.segment);
-        if (!c.previous && c.segment && o.bytes > c.segment && p != pipes.end() && p->second.complete()) {
+        if (c.at(o.bytes).segment && p != pipes.end() && p->second.complete()) {
             const int K = int(stages(*coll).size());
             std::string at;
             for (auto &[n, sec] : p->second.points) at += (at.empty() ? "" : ",") + std::to_string(int(n));
@@ -394,9 +394,7 @@ int score(const Options &o) {
     const auto file_choice = [&](Coll coll, std::uint64_t x) -> std::string {
         const collx::Rule *r = rules.lookup(name(coll), nodes, rpn, x);
         auto c = r ? config_of(*r) : std::nullopt;
-        if (!c) return "(no rule)";
-        if (!c->previous && c->segment >= x) c->segment = 0;  // one segment
-        return c->label();
+        return c ? c->at(x).label() : "(no rule)";
     };
     const auto percent = [](double share) { return 100 * share; };
     std::vector<Table> all;
@@ -471,6 +469,16 @@ std::string cvar_string(const char *name) {
     return buf;
 }
 
+// Sets a string MCA variable through MPI_T (it must be settable).
+void cvar_write_string(const char *name, const std::string &value) {
+    Cvar c = cvar(name);
+    std::vector<char> v(value.begin(), value.end());
+    v.push_back('\0');
+    const bool ok = c.ok && MPI_T_cvar_write(c.h, v.data()) == MPI_SUCCESS;
+    if (c.ok) MPI_T_cvar_handle_free(&c.h);
+    if (!ok) throw std::runtime_error(std::string("cannot set ") + name + " through MPI_T");
+}
+
 MPI_Comm with_preference(MPI_Comm c, const std::string &pref) {
     MPI_Info info;
     MPI_Info_create(&info);
@@ -529,28 +537,13 @@ class Job {
         const char *names[2] = {"coll_hanx_low_preference", "coll_hanx_up_preference"};
         for (const Submodules &sub : subs) {
             if (sub == Submodules{} || with.count(sub)) continue;
-            std::string keep[2];
-            for (int i = 0; i < 2; ++i) {
-                const std::string &want = i ? sub.up : sub.low;
-                if (want.empty()) continue;
-                keep[i] = cvar_string(names[i]);
-                Cvar c = cvar(names[i]);
-                std::vector<char> v(want.begin(), want.end());
-                v.push_back('\0');
-                if (!c.ok || MPI_T_cvar_write(c.h, v.data()) != MPI_SUCCESS)
-                    throw std::runtime_error(std::string("cannot set ") + names[i] + " through MPI_T");
-                MPI_T_cvar_handle_free(&c.h);
-            }
+            const std::string want[2] = {sub.low, sub.up}, keep[2] = {cvar_string(names[0]), cvar_string(names[1])};
+            for (int i = 0; i < 2; ++i)
+                if (!want[i].empty()) cvar_write_string(names[i], want[i]);
             MPI_Comm d = with_preference(MPI_COMM_WORLD, "hanx");
             MPI_Barrier(d);  // hanx makes its sub-communicators now
-            for (int i = 0; i < 2; ++i) {
-                if ((i ? sub.up : sub.low).empty()) continue;
-                Cvar c = cvar(names[i]);
-                std::vector<char> v(keep[i].begin(), keep[i].end());
-                v.push_back('\0');
-                MPI_T_cvar_write(c.h, v.data());
-                MPI_T_cvar_handle_free(&c.h);
-            }
+            for (int i = 0; i < 2; ++i)
+                if (!want[i].empty()) cvar_write_string(names[i], keep[i]);
             with[sub] = d;
         }
     }
@@ -933,7 +926,8 @@ int validate(Job &J, const Options &o) {
             const collx::Rule *r = rules.lookup(name(coll), J.nodes, J.rpn, x);
             auto chosen = r ? config_of(*r) : std::nullopt;
             ++points;
-            if (chosen && !t.count(chosen->label())) chosen = Config{false, 0, chosen->sub};  // segment >= message
+            if (chosen) chosen = chosen->at(x);
+            if (chosen && !t.count(chosen->label())) chosen = Config{false, 0, chosen->sub};  // a segment not measured
             std::string pred_err = "n/a";
             if (model && chosen) {
                 auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, *chosen, x) : std::nullopt;

@@ -152,7 +152,7 @@ std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t by
     }
     auto h = hier.find(c.sub);
     if (h == hier.end()) return std::nullopt;
-    if (c.segment == 0 || bytes <= c.segment) {  // one segment: unsegmented
+    if (c.at(bytes).segment == 0) {  // one segment: unsegmented
         if (h->second.whole.empty()) return std::nullopt;
         return h->second.whole.at(bytes);
     }

@@ -60,6 +60,11 @@ struct Config {
     std::uint64_t segment = 0;   // hierarchical: bytes per segment, 0 = unsegmented
     Submodules sub;              // hierarchical: the levels' modules
     std::string label() const;   // "previous", "hier", "hier/64K", "hier/64K up=adaptx"
+    // as hanx runs it on a message of `bytes`: a segment at least as big
+    // as the message is the unsegmented configuration
+    Config at(std::uint64_t bytes) const {
+        return previous || segment < bytes ? *this : Config{false, 0, sub};
+    }
     bool operator==(const Config &o) const {
         return previous == o.previous && segment == o.segment && sub == o.sub;
     }
