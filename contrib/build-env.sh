@@ -7,6 +7,7 @@ use_build_components() {
     local pkglibdir
     pkglibdir=$(ompi_info --path pkglibdir --parsable | sed -n 's/^path:pkglibdir://p')
     [ -f "$build/.libs/mca_coll_hanx.so" ] &&
-        export OMPI_MCA_mca_base_component_path="$build/.libs:$pkglibdir"
+        export OMPI_MCA_mca_base_component_path="$build/.libs:$pkglibdir" \
+            PMIX_MCA_mca_base_component_show_load_errors=0  # Open MPI 5's PMIx reads the path too
     unset OMPI_MCA_coll_hanx_tuning_file
 }

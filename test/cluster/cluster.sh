@@ -99,9 +99,12 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d /tmp/collx-cluster.XXXXXX)
 cleanup_work() { rm -rf "$work"; cleanup; }
 trap cleanup_work EXIT
+# Ranks by node (block) unless the caller maps them: Open MPI 5's PRRTE
+# would otherwise map by core and fill the first node past its slots.
 cat > "$work/mpirun" <<WRAP
 #!/bin/sh
-exec "$mpirun" --host "$hosts" -np "$np" \\
+case " \$* " in *" --map-by "*) map= ;; *) map="--map-by slot" ;; esac
+exec "$mpirun" --host "$hosts" -np "$np" \$map \\
     --mca plm_rsh_agent "$here/rsh-agent.sh" --mca plm_rsh_no_tree_spawn 1 \\
     --mca btl self,vader,tcp --mca btl_tcp_if_include "$net.0/24" \\
     --mca oob_tcp_if_include "$net.0/24" --mca mpi_yield_when_idle 1 --oversubscribe "\$@"

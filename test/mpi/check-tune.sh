@@ -130,7 +130,7 @@ EOF
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_priority 100 --mca coll_hanx_tuning_file "$work/u.json" \
         --mca coll_hanx_verbose 1 --mca coll_adaptx_verbose 10 "$CHECKER" --quick --colls bcast,allreduce \
         > "$work/uf.out" 2>&1 || { tail -20 "$work/uf.out"; return 1; }
-    grep -q 'sub-communicators with low "^hanx", up "adaptx,^hanx"' "$work/uf.out" &&
+    grep -q 'sub-communicators with low "^hanx,han", up "adaptx,^hanx,han"' "$work/uf.out" &&
         grep -Eq "coll:adaptx: (bcast|iallreduce|ibcast) count" "$work/uf.out"
 }
 step "collx-tune --low/--up: other modules on the levels measured, in the model, validated, followed" submodules

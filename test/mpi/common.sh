@@ -8,6 +8,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # installed in the system directory does not shadow the build; the system
 # directory must stay in the path for Open MPI's own components
 export OMPI_MCA_mca_base_component_path="$COLLX_BUILDDIR/.libs:$OMPI_PKGLIBDIR"
+# Open MPI 5's PMIx reads that path too and names every file in it that is
+# not one of its own plugins; quiet (no effect on 4.1)
+export PMIX_MCA_mca_base_component_show_load_errors=0
 # hanx's own algorithms at every size in every test (its built-in defaults
 # hand large allgather/alltoall blocks back; a step checks that separately)
 export OMPI_MCA_coll_hanx_tuning_file="$COLLX_SRCDIR/contrib/tuning/hierarchical.json"

@@ -14,7 +14,7 @@ static int adaptx_register(void);
 mca_coll_adaptx_component_t mca_coll_adaptx_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            COLLX_COLL_BASE_VERSION,
             .mca_component_name = "adaptx",
             MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
                                   OMPI_RELEASE_VERSION),

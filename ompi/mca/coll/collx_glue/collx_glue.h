@@ -18,6 +18,27 @@
 
 BEGIN_C_DECLS
 
+/* ------------------------------------------------ Open MPI 4.1 and 5.0
+ * What differs between the series the glue builds against, in one place.
+ * The coll framework's interface version: 2.0.0 in 4.1, 2.4.0 in 5.0
+ * (same entry points; 5.0 adds the MPI-4 persistent ones). */
+#if defined(MCA_COLL_BASE_VERSION_2_4_0)
+#define COLLX_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_4_0
+#else
+#define COLLX_COLL_BASE_VERSION MCA_COLL_BASE_VERSION_2_0_0
+#endif
+/* The communicator's (local) context id, for log messages. */
+#if OMPI_MAJOR_VERSION >= 5
+#define COLLX_COMM_CID(comm) ((int)ompi_comm_get_local_cid(comm))
+#else
+#define COLLX_COMM_CID(comm) ((int)ompi_comm_get_cid(comm))
+#endif
+/* The component structure's symbol, the one a component DSO exports
+ * (4.1's OMPI_MODULE_DECLSPEC is gone in 5.0). */
+#define COLLX_COMPONENT_EXPORT __attribute__((visibility("default")))
+/* 5.0 runs persistent collectives (MPI_Bcast_init, ...) through coll. */
+#define COLLX_OMPI_5 (OMPI_MAJOR_VERSION >= 5)
+
 /* Fill `t` with the PML transport over `comm`. */
 void collx_glue_transport(collx_transport_t *t, struct ompi_communicator_t *comm);
 
@@ -34,6 +55,11 @@ int collx_glue_wait(collx_op_t *op);
 typedef struct collx_request_t {
     ompi_coll_base_nbc_request_t super;
     collx_op_t *op;
+    /* persistent requests only: starts the operation again at each
+     * MPI_Start (collx_*_start with `notify` and &req->op), and its
+     * arguments, free()d with the request */
+    int (*restart)(struct collx_request_t *req, const collx_notify_t *notify);
+    void *args;
 } collx_request_t;
 OBJ_CLASS_DECLARATION(collx_request_t);
 
@@ -42,6 +68,13 @@ OBJ_CLASS_DECLARATION(collx_request_t);
  * On a failed start call collx_glue_request_abandon(req). */
 collx_request_t *collx_glue_request_new(collx_notify_t *notify);
 void collx_glue_request_abandon(collx_request_t *req);
+
+/* A persistent collective request (MPI_Bcast_init, ...; MPIX_ in 4.1),
+ * inactive: every MPI_Start calls restart(req, notify), which starts the
+ * operation; MPI_Wait/Test complete it, MPI_Request_free frees it and
+ * `args`.  NULL (args not taken) when out of memory. */
+collx_request_t *collx_glue_persistent_new(int (*restart)(collx_request_t *, const collx_notify_t *),
+                                           void *args);
 
 /* Node number of every rank of `comm` (the lowest rank of its node),
  * from Open MPI's locality information and one allgather on `comm`: call
@@ -65,7 +98,8 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 #define COLLX_PREV_APIS(X)                                                                 \
     X(bcast) X(reduce) X(allreduce) X(ibcast) X(ireduce) X(iallreduce) X(allgather)        \
     X(allgatherv) X(gather) X(gatherv) X(scatter) X(scatterv) X(barrier) X(reduce_scatter) \
-    X(reduce_scatter_block) X(scan) X(exscan) X(alltoall) X(alltoallv)
+    X(reduce_scatter_block) X(scan) X(exscan) X(alltoall) X(alltoallv) X(bcast_init)         \
+    X(reduce_init) X(allreduce_init)
 typedef struct collx_prev_t {
 #define COLLX_PREV_FIELD(api)                                                              \
     mca_coll_base_module_##api##_fn_t api;                                                 \
@@ -86,6 +120,15 @@ void collx_glue_release_prev(collx_prev_t *prev);
         (prev).api = (comm)->c_coll->coll_##api;                                          \
         (prev).api##_module = (comm)->c_coll->coll_##api##_module;                        \
         OBJ_RETAIN((prev).api##_module);                                                  \
+    } while (0)
+
+/* The same where a previous module is not required: none leaves the
+ * entry NULL (persistent collectives, which not every stack provides). */
+#define COLLX_SAVE_PREV_IF_ANY(prev, comm, api)                                           \
+    do {                                                                                  \
+        (prev).api = (comm)->c_coll->coll_##api;                                          \
+        (prev).api##_module = (comm)->c_coll->coll_##api##_module;                        \
+        if (NULL != (prev).api##_module) OBJ_RETAIN((prev).api##_module);                 \
     } while (0)
 
 /* Make our help files known to opal_show_help (idempotent). */

@@ -32,7 +32,7 @@ BEGIN_C_DECLS
 #define HANX_MAX_VIEWS 8
 
 typedef struct mca_coll_hanx_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_base_component_t super;
     int priority;
     int verbose;
     int output;
@@ -50,7 +50,7 @@ typedef struct mca_coll_hanx_component_t {
     void *rules;               /* collx_rules_t * loaded from tuning_file, or NULL */
 } mca_coll_hanx_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_hanx_component_t mca_coll_hanx_component;
+COLLX_COMPONENT_EXPORT extern mca_coll_hanx_component_t mca_coll_hanx_component;
 
 /* The sub-communicators made with one pair of submodule preferences
  * (ompi_comm_coll_preference values, hanx excluded): `low` for the

@@ -12,7 +12,7 @@ static int hanx_register(void);
 mca_coll_hanx_component_t mca_coll_hanx_component = {
     .super = {
         .collm_version = {
-            MCA_COLL_BASE_VERSION_2_0_0,
+            COLLX_COLL_BASE_VERSION,
             .mca_component_name = "hanx",
             MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
                                   OMPI_RELEASE_VERSION),

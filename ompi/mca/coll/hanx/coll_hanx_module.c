@@ -140,7 +140,7 @@ static int hanx_enable(mca_coll_base_module_t *module, struct ompi_communicator_
     HANX_SAVE(reduce_scatter) HANX_SAVE(reduce_scatter_block) HANX_SAVE(scan) HANX_SAVE(exscan)
 #undef HANX_SAVE
     HANX_LOG(1, "coll:hanx: enabled on %s (cid %d, size %d)", comm->c_name,
-             (int)ompi_comm_get_cid(comm), ompi_comm_size(comm));
+             COLLX_COMM_CID(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
 
@@ -315,6 +315,16 @@ static int finish_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *co
     return split_leaders(comm, 0 == ompi_comm_rank(v->node), info, &v->lvl[m->nlevels - 1]);
 }
 
+/* The preference list `v` as the levels get it: hanx itself excluded (it
+ * would recurse), and upstream han too (a hierarchy inside a level; Open
+ * MPI 5.0 enables han by default, above tuned). */
+static void level_preference(const char *v, char *out, size_t size)
+{
+    char tmp[512];
+    collx_glue_exclude_self(v, "hanx", tmp, sizeof(tmp));
+    collx_glue_exclude_self(tmp, "han", out, size);
+}
+
 /* The first view, with the MCA preferences, and the tables. */
 static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
@@ -327,8 +337,8 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     int rc;
 
     char low[512], up[512]; /* (an MPI_T write skips the registration's check) */
-    collx_glue_exclude_self(c->low_preference, "hanx", low, sizeof(low));
-    collx_glue_exclude_self(c->up_preference, "hanx", up, sizeof(up));
+    level_preference(c->low_preference, low, sizeof(low));
+    level_preference(c->up_preference, up, sizeof(up));
     m->hier_state = HIER_BUILDING;
     memset(v, 0, sizeof(*v));
     m->nviews = 1; /* (freed with the others if anything fails) */
@@ -428,8 +438,8 @@ static void use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm
         m->cur = v;
         return;
     }
-    collx_glue_exclude_self(low ? low : m->view[0].low, "hanx", want_low, sizeof(want_low));
-    collx_glue_exclude_self(up ? up : m->view[0].up, "hanx", want_up, sizeof(want_up));
+    level_preference(low ? low : m->view[0].low, want_low, sizeof(want_low));
+    level_preference(up ? up : m->view[0].up, want_up, sizeof(want_up));
     int i = 0;
     while (i < m->nviews && (strcmp(m->view[i].low, want_low) || strcmp(m->view[i].up, want_up))) ++i;
     if (i < m->nviews) {
