@@ -15,7 +15,7 @@ namespace {
 bool valid(const collx_transport_t *t, const collx_dtype_t *dt, int root, const collx_tuning_t *tun,
            collx_op_t **out) {
     return t && dt && tun && out && t->size > 0 && t->rank >= 0 && t->rank < t->size && root >= 0 &&
-           root < t->size && dt->extent >= 0 && dt->true_extent >= 0 && tun->tree >= 0 &&
+           root < t->size && dt->true_extent >= 0 && tun->tree >= 0 &&
            tun->tree < COLLX_TREE_COUNT;
 }
 
@@ -56,11 +56,15 @@ size_t collx_lp_segment_bytes(size_t n, int P, double alpha, double beta) {
     return static_cast<size_t>(std::clamp(s, lo, static_cast<double>(n)));
 }
 
+int collx_dtype_supported(const collx_dtype_t *dt) {
+    return dt->size == 0 ? dt->extent >= 0 : dt->extent > 0;
+}
+
 int collx_bcast_start(const collx_transport_t *t, void *buf, size_t count, const collx_dtype_t *dt,
                       int root, int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
                       collx_op_t **out) {
     if (!valid(t, dt, root, tun, out)) return COLLX_ERR_ARG;
-    if (dt->extent == 0 && dt->size != 0) return COLLX_ERR_UNSUPPORTED;
+    if (!collx_dtype_supported(dt)) return COLLX_ERR_UNSUPPORTED;
     return start(out,
                  [&] { return collx::make_bcast(*t, buf, count, *dt, root, tag, *tun, notify); });
 }
@@ -70,7 +74,7 @@ int collx_reduce_start(const collx_transport_t *t, const void *sendbuf, void *re
                        const collx_tuning_t *tun, const collx_notify_t *notify,
                        collx_op_t **out) {
     if (!valid(t, dt, root, tun, out)) return COLLX_ERR_ARG;
-    if (dt->extent <= 0 && dt->size != 0) return COLLX_ERR_UNSUPPORTED;
+    if (!collx_dtype_supported(dt)) return COLLX_ERR_UNSUPPORTED;
     return start(out, [&] {
         return collx::make_reduce(*t, sendbuf, recvbuf, count, *dt, op, commutative != 0, root,
                                   false, tag, *tun, notify);
@@ -82,7 +86,7 @@ int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void 
                           int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
                           collx_op_t **out) {
     if (!valid(t, dt, 0, tun, out)) return COLLX_ERR_ARG;
-    if (dt->extent <= 0 && dt->size != 0) return COLLX_ERR_UNSUPPORTED;
+    if (!collx_dtype_supported(dt)) return COLLX_ERR_UNSUPPORTED;
     return start(out, [&] {
         return collx::make_reduce(*t, sendbuf, recvbuf, count, *dt, op, commutative != 0, 0, true,
                                   tag, *tun, notify);

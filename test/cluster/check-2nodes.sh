@@ -35,7 +35,7 @@ views() {  # views yes|no: with or without test/mpi/tuning/views.json
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
     local made served
-    made=$(echo "$out" | grep -c 'MPI_COMM_WORLD: sub-communicators with low "basic,^hanx", up "adaptx,tuned,^hanx"')
+    made=$(echo "$out" | grep -c 'MPI_COMM_WORLD: sub-communicators with low "basic,^hanx,han", up "adaptx,tuned,^hanx,han"')
     served=$(echo "$out" | grep -Ec "coll:adaptx: (bcast|reduce|iallreduce|allgather) count [0-9]+ on MPI COMMUNICATOR [0-9]+ SPLIT")
     echo "sets with basic/adaptx,tuned on MPI_COMM_WORLD: $made, calls adaptx served on sub-communicators: $served"
     if [ "$1" = yes ]; then [ "$made" = 4 ] && [ "$served" -gt 0 ]; else [ "$made" = 0 ] && [ "$served" = 0 ]; fi
@@ -48,6 +48,9 @@ step "hanx checker, 2x2, every blocking collective, full matrix" \
 step "hanx checker, 2x2, big counts (pipelined bcast/reduce/allreduce, allgather, alltoall)" \
     nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" \
     --colls bcast,reduce,allreduce,allgather,alltoall --quick --big
+step "persistent collectives under hanx (2x2) and adaptx (3+1 round-robin), started 3 times each with new data" \
+    eval 'nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls persistent &&
+          nodes -n 2 --slots 3,1 --timeout 300 -- --map-by node --mca coll_adaptx_priority 100 "$CHECKER" --quick --colls persistent'
 step "hanx checker, 3+1 (imbalanced), every blocking collective" \
     nodes -n 2 --slots 3,1 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking --seed 13
 step "hanx checker, 2x2 round-robin placement, every blocking collective" \

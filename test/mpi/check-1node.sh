@@ -22,6 +22,8 @@ step "adaptx LP (pipeline) with the automatic segment size, 6 ranks" \
     local_run 300 6 --mca coll_adaptx_priority 100 --mca coll_adaptx_bcast_algorithm pipeline \
     --mca coll_adaptx_reduce_algorithm pipeline --mca coll_adaptx_allreduce_algorithm pipeline \
     "$CHECKER" --quick --colls "$ALL_ADAPTX" --seed 5
+step "adaptx: persistent collectives (bcast/reduce/allreduce/allgather *_init), each started 3 times with new data, 4 ranks" \
+    local_run 300 4 --mca coll_adaptx_priority 100 "$CHECKER" --quick --colls persistent,overlap
 step "adaptx with more than 2^31 bytes per buffer (bcast, allreduce, reduce), 3 ranks" \
     local_run 300 3 --mca coll_adaptx_priority 100 "$COLLX_BUILDDIR/test/mpi/huge_count"
 
@@ -50,6 +52,8 @@ step "hanx checker, pipelined over 3 levels with tiny segments" \
     local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_bcast_segment_size 100 \
     --mca coll_hanx_reduce_segment_size 56 --mca coll_hanx_allreduce_segment_size 16 \
     "$CHECKER" --quick --seed 13
+step "hanx: persistent collectives, each started 3 times with new data, 4 ranks as 2x2" \
+    local_run 300 4 $HANX 2 "$CHECKER" --quick --colls persistent
 step "hanx over adaptx sub-communicators, 6 ranks as 3x2" \
     local_run 300 6 $HANX 2 --mca coll_adaptx_priority 90 "$CHECKER" --quick --colls blocking --seed 15
 step "hanx on a single node falls back cleanly" \

@@ -30,10 +30,14 @@
  *
  * LIST: any of bcast,reduce,allreduce,allgather,allgatherv,gather,gatherv,
  * scatter,scatterv,barrier,reduce_scatter,reduce_scatter_block,scan,exscan,
- * alltoall,alltoallv,ibcast,ireduce,iallreduce,overlap, or the keywords
- * `blocking` (the 16 blocking ones) and `all` (every one); default
+ * alltoall,alltoallv,ibcast,ireduce,iallreduce,overlap,pbcast,preduce,
+ * pallreduce,pallgather, or the keywords `blocking` (the 16 blocking ones),
+ * `persistent` (the p* ones) and `all` (every one); default
  * bcast,reduce,allreduce.  `overlap` posts several non-blocking collectives
- * on one communicator and completes them in reverse order.
+ * on one communicator and completes them in reverse order.  The p* words are
+ * the persistent collectives (MPI-4 MPI_Bcast_init, ...; Open MPI 4.1's
+ * MPIX_*_init): each request is made once and started three times, the data
+ * changed before every start and the result checked after it.
  *
  * --self-test corrupts one element of one result of each collective (on one
  * rank; for barrier: replaces it by nothing once) before verification and
@@ -48,6 +52,9 @@
  * "collx_check: N passed, M failed" (followed by the self-test summary).
  */
 #include <mpi.h>
+#if MPI_VERSION < 4
+#include <mpi-ext.h> /* Open MPI 4.1: the persistent collectives are MPIX_ */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -427,7 +434,8 @@ typedef struct ccase {
     int op;
     int root;
     int in_place;
-    int nb; /* non-blocking form, completed with MPI_Wait or an MPI_Test loop */
+    int nb; /* 1: non-blocking form, completed with MPI_Wait or an MPI_Test loop;
+             * 2: persistent, made once and started PROUNDS times */
     int mix; /* data movement: 1 = received as d->twin, 2 = sent as d->twin */
 } ccase_t;
 
@@ -444,7 +452,9 @@ static const char *st_names[][2] = {
     {"MPI_Scatterv", "scatterv"}, {"MPI_Barrier", "barrier"},
     {"MPI_Reduce_scatter", "reduce_scatter"},
     {"MPI_Reduce_scatter_block", "reduce_scatter_block"}, {"MPI_Scan", "scan"},
-    {"MPI_Exscan", "exscan"}, {"MPI_Alltoall", "alltoall"}, {"MPI_Alltoallv", "alltoallv"}};
+    {"MPI_Exscan", "exscan"}, {"MPI_Alltoall", "alltoall"}, {"MPI_Alltoallv", "alltoallv"},
+    {"MPI_Bcast_init", "pbcast"}, {"MPI_Reduce_init", "preduce"},
+    {"MPI_Allreduce_init", "pallreduce"}, {"MPI_Allgather_init", "pallgather"}};
 #define NST ((int)(sizeof(st_names) / sizeof(st_names[0])))
 static int st_done[NST];           /* this collective had its corrupted case */
 static long st_tally[NST][2];      /* corruptions injected here, of which caught */
@@ -576,6 +586,41 @@ static int finish(MPI_Request *req, int by_test)
     return rc;
 }
 
+/* Persistent collectives: MPI-4's, or Open MPI 4.1's MPIX_ extension. */
+#if MPI_VERSION >= 4
+#define CX_PERSISTENT 1
+#define CX_BCAST_INIT MPI_Bcast_init
+#define CX_REDUCE_INIT MPI_Reduce_init
+#define CX_ALLREDUCE_INIT MPI_Allreduce_init
+#define CX_ALLGATHER_INIT MPI_Allgather_init
+#elif defined(OMPI_HAVE_MPI_EXT_PCOLLREQ)
+#define CX_PERSISTENT 1
+#define CX_BCAST_INIT MPIX_Bcast_init
+#define CX_REDUCE_INIT MPIX_Reduce_init
+#define CX_ALLREDUCE_INIT MPIX_Allreduce_init
+#define CX_ALLGATHER_INIT MPIX_Allgather_init
+#else
+#define CX_PERSISTENT 0
+#endif
+
+/* A persistent request is started this many times, with other data (the
+ * seed of input()) before each start. */
+#define PROUNDS 3
+static int rounds_of(const ccase_t *c) { return c->nb == 2 ? PROUNDS : 1; }
+
+/* start a persistent request and complete it like a non-blocking one */
+static int start_finish(MPI_Request *req, int by_test)
+{
+    int rc = MPI_Start(req);
+    return rc == MPI_SUCCESS ? finish(req, by_test) : rc;
+}
+
+/* free a persistent request (inactive after finish) */
+static void free_persistent(MPI_Request *req)
+{
+    if (*req != MPI_REQUEST_NULL) MPI_Request_free(req);
+}
+
 static void run_bcast(const ccase_t *c, MPI_Comm comm, const int *wranks)
 {
     int rank, size;
@@ -583,22 +628,37 @@ static void run_bcast(const ccase_t *c, MPI_Comm comm, const int *wranks)
     MPI_Comm_size(comm, &size);
     buf_t b;
     buf_alloc(&b, c->d, c->count);
-    if (rank == c->root) fill(&b, c->d, c->count, wranks[c->root]);
-    int rc;
-    if (c->nb) {
-        MPI_Request req;
-        rc = MPI_Ibcast(data(&b), (int)c->count, c->d->type, c->root, comm, &req);
-        if (rc == MPI_SUCCESS) rc = finish(&req, c->count % 2);
-    } else {
-        rc = MPI_Bcast(data(&b), (int)c->count, c->d->type, c->root, comm);
+    MPI_Request preq = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS;
+#if CX_PERSISTENT
+    if (c->nb == 2)
+        rc = CX_BCAST_INIT(data(&b), (int)c->count, c->d->type, c->root, comm, MPI_INFO_NULL,
+                           &preq);
+#endif
+    const unsigned seed0 = seed;
+    for (int round = 0; round < rounds_of(c); ++round) {
+        seed = seed0 + (unsigned)round;
+        if (rank == c->root) fill(&b, c->d, c->count, wranks[c->root]);
+        if (rc != MPI_SUCCESS) {
+        } else if (c->nb == 2) {
+            rc = start_finish(&preq, (c->count + (size_t)round) % 2);
+        } else if (c->nb) {
+            MPI_Request req;
+            rc = MPI_Ibcast(data(&b), (int)c->count, c->d->type, c->root, comm, &req);
+            if (rc == MPI_SUCCESS) rc = finish(&req, c->count % 2);
+        } else {
+            rc = MPI_Bcast(data(&b), (int)c->count, c->d->type, c->root, comm);
+        }
+        ref_ctx_t r = {wranks, size, wranks[c->root]};
+        if (rc != MPI_SUCCESS) {
+            report(c, "error code returned", 0, -1, rc, MPI_SUCCESS);
+            tally(0);
+        } else {
+            tally(verify(c, &b, want_input, &r, V_GAPS | V_RESULT));
+        }
     }
-    ref_ctx_t r = {wranks, size, wranks[c->root]};
-    if (rc != MPI_SUCCESS) {
-        report(c, "error code returned", 0, -1, rc, MPI_SUCCESS);
-        tally(0);
-    } else {
-        tally(verify(c, &b, want_input, &r, V_GAPS | V_RESULT));
-    }
+    seed = seed0;
+    free_persistent(&preq);
     free(b.mem);
 }
 
@@ -611,46 +671,63 @@ static void run_reduce(const ccase_t *c, MPI_Comm comm, const int *wranks, int a
     buf_t s, rb;
     buf_alloc(&s, c->d, c->count);
     buf_alloc(&rb, c->d, c->count);
-    fill(&s, c->d, c->count, wranks[rank]);
     const int in_place = c->in_place && gets_result;
-    if (in_place) fill(&rb, c->d, c->count, wranks[rank]);
     const void *sb = in_place ? MPI_IN_PLACE : data(&s);
     if (verbose)
         fprintf(stderr, "rank %d: %s comm=%s dtype=%s count=%zu op=%s root=%d in_place=%d\n",
                 wrank_g, c->coll, c->comm, c->d->name, c->count, op_name[c->op], c->root,
                 c->in_place);
-    int rc;
-    if (c->nb) {
-        MPI_Request req;
-        rc = all ? MPI_Iallreduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], comm,
-                                  &req)
-                 : MPI_Ireduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], c->root,
-                               comm, &req);
-        if (rc == MPI_SUCCESS) rc = finish(&req, c->count % 2);
-    } else {
-        rc = all ? MPI_Allreduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], comm)
-                 : MPI_Reduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], c->root,
-                              comm);
+    MPI_Request preq = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS;
+#if CX_PERSISTENT
+    if (c->nb == 2)
+        rc = all ? CX_ALLREDUCE_INIT(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], comm,
+                                     MPI_INFO_NULL, &preq)
+                 : CX_REDUCE_INIT(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], c->root,
+                                  comm, MPI_INFO_NULL, &preq);
+#endif
+    const unsigned seed0 = seed;
+    for (int round = 0; round < rounds_of(c); ++round) {
+        seed = seed0 + (unsigned)round;
+        fill(&s, c->d, c->count, wranks[rank]);
+        if (in_place) fill(&rb, c->d, c->count, wranks[rank]);
+        if (rc != MPI_SUCCESS) {
+        } else if (c->nb == 2) {
+            rc = start_finish(&preq, (c->count + (size_t)round) % 2);
+        } else if (c->nb) {
+            MPI_Request req;
+            rc = all ? MPI_Iallreduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], comm,
+                                      &req)
+                     : MPI_Ireduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], c->root,
+                                   comm, &req);
+            if (rc == MPI_SUCCESS) rc = finish(&req, c->count % 2);
+        } else {
+            rc = all ? MPI_Allreduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], comm)
+                     : MPI_Reduce(sb, data(&rb), (int)c->count, c->d->type, ops[c->op], c->root,
+                                  comm);
+        }
+        ref_ctx_t r = {wranks, size, wranks[rank]};
+        int ok = 1;
+        if (rc != MPI_SUCCESS) {
+            report(c, "error code returned", 0, -1, rc, MPI_SUCCESS);
+            ok = 0;
+        }
+        if (ok && gets_result) ok = verify(c, &rb, want_reduced, &r, V_GAPS | V_RESULT);
+        if (ok && !gets_result) { /* a non-root's recvbuf must be untouched */
+            ccase_t none = *c;
+            none.count = 0;
+            ok = verify(&none, &rb, want_input, &r, 0);
+            for (size_t k = 0; ok && k < rb.span; ++k)
+                if ((unsigned char)data(&rb)[k] != SENTINEL) {
+                    report(c, "non-root recvbuf modified", k, -1, 0, 0);
+                    ok = 0;
+                }
+        }
+        if (ok && !in_place) ok = verify(c, &s, want_input, &r, V_GAPS); /* sendbuf unchanged */
+        tally(ok);
     }
-    ref_ctx_t r = {wranks, size, wranks[rank]};
-    int ok = 1;
-    if (rc != MPI_SUCCESS) {
-        report(c, "error code returned", 0, -1, rc, MPI_SUCCESS);
-        ok = 0;
-    }
-    if (ok && gets_result) ok = verify(c, &rb, want_reduced, &r, V_GAPS | V_RESULT);
-    if (ok && !gets_result) { /* a non-root's recvbuf must be untouched */
-        ccase_t none = *c;
-        none.count = 0;
-        ok = verify(&none, &rb, want_input, &r, 0);
-        for (size_t k = 0; ok && k < rb.span; ++k)
-            if ((unsigned char)data(&rb)[k] != SENTINEL) {
-                report(c, "non-root recvbuf modified", k, -1, 0, 0);
-                ok = 0;
-            }
-    }
-    if (ok && !in_place) ok = verify(c, &s, want_input, &r, V_GAPS); /* sendbuf unchanged */
-    tally(ok);
+    seed = seed0;
+    free_persistent(&preq);
     free(s.mem);
     free(rb.mem);
 }
@@ -894,23 +971,43 @@ static void run_allgather(const ccase_t *c, MPI_Comm comm, const int *wranks, in
     total = v ? layout(cnt, size, 1, disp) : (size_t)size * c->count;
     buf_t s, rb;
     buf_alloc(&s, xs, in_units(c, xs, cnt[rank]));
-    put(&s, xs, c->d, 0, cnt[rank], wranks[rank], 0);
     buf_alloc(&rb, xr, in_units(c, xr, total));
-    if (c->in_place) put(&rb, xr, c->d, disp[rank], cnt[rank], wranks[rank], 0);
-    char *copy = snapshot(&s);
     int *rcounts = to_int(c, xr, cnt, size), *rdispls = to_int(c, xr, disp, size);
     const void *sb = c->in_place ? MPI_IN_PLACE : data(&s);
-    trace(c);
-    int rc = v ? MPI_Allgatherv(sb, (int)in_units(c, xs, cnt[rank]), xs->type, data(&rb),
-                                rcounts, rdispls, xr->type, comm)
-               : MPI_Allgather(sb, (int)in_units(c, xs, c->count), xs->type, data(&rb),
-                               (int)in_units(c, xr, c->count), xr->type, comm);
     src_t *map = calloc(total + 1, sizeof(src_t));
     for (int j = 0; j < size; ++j)
         for (size_t e = 0; e < cnt[j]; ++e) map[disp[j] + e] = (src_t){SRC_INPUT, wranks[j], e};
-    int ok = rc_ok(c, rc) && verify_map(c, xr, &rb, map, total, wranks) && unchanged(c, &s, copy);
-    tally(ok);
-    free(map); free(rcounts); free(rdispls); free(copy); free(cnt); free(disp);
+    trace(c);
+    MPI_Request preq = MPI_REQUEST_NULL;
+    int rc = MPI_SUCCESS;
+#if CX_PERSISTENT
+    if (c->nb == 2) /* (no v-variant: pallgather is MPI_Allgather_init) */
+        rc = CX_ALLGATHER_INIT(sb, (int)in_units(c, xs, c->count), xs->type, data(&rb),
+                               (int)in_units(c, xr, c->count), xr->type, comm, MPI_INFO_NULL,
+                               &preq);
+#endif
+    const unsigned seed0 = seed;
+    for (int round = 0; round < rounds_of(c); ++round) {
+        seed = seed0 + (unsigned)round;
+        put(&s, xs, c->d, 0, cnt[rank], wranks[rank], 0);
+        if (c->in_place) put(&rb, xr, c->d, disp[rank], cnt[rank], wranks[rank], 0);
+        char *copy = snapshot(&s);
+        if (rc != MPI_SUCCESS) {
+        } else if (c->nb == 2) {
+            rc = start_finish(&preq, (c->count + (size_t)round) % 2);
+        } else {
+            rc = v ? MPI_Allgatherv(sb, (int)in_units(c, xs, cnt[rank]), xs->type, data(&rb),
+                                    rcounts, rdispls, xr->type, comm)
+                   : MPI_Allgather(sb, (int)in_units(c, xs, c->count), xs->type, data(&rb),
+                                   (int)in_units(c, xr, c->count), xr->type, comm);
+        }
+        tally(rc_ok(c, rc) && verify_map(c, xr, &rb, map, total, wranks) &&
+              unchanged(c, &s, copy));
+        free(copy);
+    }
+    seed = seed0;
+    free_persistent(&preq);
+    free(map); free(rcounts); free(rdispls); free(cnt); free(disp);
     free(s.mem); free(rb.mem);
 }
 
@@ -1241,19 +1338,42 @@ static int has(const char *list, const char *word)
                  "scatterv,barrier,reduce_scatter,reduce_scatter_block,scan,exscan," \
                  "alltoall,alltoallv"
 #define NONBLOCKING "ibcast,ireduce,iallreduce,overlap"
+#define PERSISTENT "pbcast,preduce,pallreduce,pallgather"
+
+/* whether LIST has any word of WORDS */
+static int has_any(const char *list, const char *words)
+{
+    char *copy = strdup(words);
+    int any = 0;
+    for (char *w = strtok(copy, ","); w && !any; w = strtok(NULL, ",")) any = has(list, w);
+    free(copy);
+    return any;
+}
+
+/* LIST (modified in place) without the words of WORDS */
+static void drop_words(char *list, const char *words)
+{
+    char *copy = strdup(list);
+    list[0] = 0;
+    for (char *w = strtok(copy, ","); w; w = strtok(NULL, ","))
+        if (!has(words, w)) strcat(strcat(list, list[0] ? "," : ""), w);
+    free(copy);
+}
 
 /* LIST with the keywords blocking and all spelled out; NULL when LIST has
  * a word we do not know */
 static char *expand_colls(const char *list)
 {
-    char *out = malloc(strlen(list) + sizeof(BLOCKING) + sizeof(NONBLOCKING) + 4);
+    char *out = malloc(strlen(list) + sizeof(BLOCKING) + sizeof(NONBLOCKING) +
+                       sizeof(PERSISTENT) + 4);
     strcpy(out, list);
     if (has(list, "all") || has(list, "blocking")) strcat(strcat(out, ","), BLOCKING);
     if (has(list, "all")) strcat(strcat(out, ","), NONBLOCKING);
+    if (has(list, "all") || has(list, "persistent")) strcat(strcat(out, ","), PERSISTENT);
     char *copy = strdup(list);
     for (char *w = strtok(copy, ","); w; w = strtok(NULL, ","))
-        if (strcmp(w, "all") && strcmp(w, "blocking") && !has(BLOCKING, w) &&
-            !has(NONBLOCKING, w)) {
+        if (strcmp(w, "all") && strcmp(w, "blocking") && strcmp(w, "persistent") &&
+            !has(BLOCKING, w) && !has(NONBLOCKING, w) && !has(PERSISTENT, w)) {
             free(out);
             out = NULL;
         }
@@ -1330,8 +1450,9 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "usage: %s [--quick] [--big] [--colls LIST] [--seed N] [--max-count N] "
                     "[--self-test] [--known-bugs] [--verbose]\n"
-                    "  LIST: comma-separated, of " BLOCKING "," NONBLOCKING "\n"
-                    "  or the keywords blocking (the 16 blocking ones) and all (every one);\n"
+                    "  LIST: comma-separated, of " BLOCKING "," NONBLOCKING "," PERSISTENT "\n"
+                    "  or the keywords blocking (the 16 blocking ones), persistent (the p*\n"
+                    "  ones) and all (every one);\n"
                     "  default bcast,reduce,allreduce\n", argv[0]);
         MPI_Finalize();
         return 2;
@@ -1377,6 +1498,19 @@ int main(int argc, char **argv)
     int ncounts = quick ? 5 : 12;
     const size_t big_count = 300007;
 
+    /* blocking, non-blocking, persistent: the list's words and the names */
+    static const char *form[3][6] = {
+        {"bcast", "MPI_Bcast", "reduce", "MPI_Reduce", "allreduce", "MPI_Allreduce"},
+        {"ibcast", "MPI_Ibcast", "ireduce", "MPI_Ireduce", "iallreduce", "MPI_Iallreduce"},
+        {"pbcast", "MPI_Bcast_init", "preduce", "MPI_Reduce_init", "pallreduce",
+         "MPI_Allreduce_init"}};
+    if (!CX_PERSISTENT && has_any(list, PERSISTENT)) {
+        if (wrank_g == 0)
+            printf("collx_check: note: this MPI has no persistent collectives; the p* "
+                   "collectives are skipped\n");
+        drop_words(list, PERSISTENT);
+    }
+
     /* The communicator list differs on rank 0 (all-but-0): iterate over
      * names so every member of a communicator runs the same cases. */
     const char *order[] = {"world", "dup", "reversed", "split-parity", "split-thirds",
@@ -1411,11 +1545,11 @@ int main(int argc, char **argv)
                 if (di == 0 && has(list, "overlap")) run_overlap(cm->name, cm->comm, cm->wranks, count);
                 ccase_t k = {.comm = cm->name, .comm_size = size, .d = d, .count = count,
                              .op = -1};
-                for (int nb = 0; nb < 2; ++nb) {
-                    if (!has(list, nb ? "ibcast" : "bcast")) continue;
+                for (int nb = 0; nb < 3; ++nb) {
+                    if (!has(list, form[nb][0])) continue;
                     k.nb = nb;
                     for (int ri = 0; ri < nroots; ++ri) {
-                        k.coll = nb ? "MPI_Ibcast" : "MPI_Bcast";
+                        k.coll = form[nb][1];
                         k.root = roots[ri];
                         run_bcast(&k, cm->comm, cm->wranks);
                     }
@@ -1426,16 +1560,16 @@ int main(int argc, char **argv)
                     if ((op == OP_MAX || op == OP_MIN) && di > 1 && quick) continue;
                     k.op = op;
                     for (int ip = 0; ip < 2; ++ip)
-                        for (int nb = 0; nb < 2; ++nb) {
+                        for (int nb = 0; nb < 3; ++nb) {
                             k.in_place = ip;
                             k.nb = nb;
-                            if (has(list, nb ? "ireduce" : "reduce"))
+                            if (has(list, form[nb][2]))
                                 for (int ri = 0; ri < nroots; ++ri) {
-                                    k.coll = nb ? "MPI_Ireduce" : "MPI_Reduce";
+                                    k.coll = form[nb][3];
                                     k.root = roots[ri];
                                     run_reduce(&k, cm->comm, cm->wranks, 0);
                                 }
-                            if (has(list, nb ? "iallreduce" : "allreduce") && !nb &&
+                            if (has(list, form[nb][4]) && !nb &&
                                 skip_ring_lb && d->true_lb > 0 &&
                                 count * (size_t)d->extent >= 16384) {
                                 if (!ring_lb_noted++ && wrank_g == 0)
@@ -1444,8 +1578,8 @@ int main(int argc, char **argv)
                                            "ring allreduce corrupts the heap there "
                                            "(docs/upstream-bugs.md)\n", d->name,
                                            count * (size_t)d->extent);
-                            } else if (has(list, nb ? "iallreduce" : "allreduce")) {
-                                k.coll = nb ? "MPI_Iallreduce" : "MPI_Allreduce";
+                            } else if (has(list, form[nb][4])) {
+                                k.coll = form[nb][5];
                                 k.root = -1;
                                 run_reduce(&k, cm->comm, cm->wranks, 1);
                             }
@@ -1487,6 +1621,12 @@ int main(int argc, char **argv)
                             if (has(list, v ? "allgatherv" : "allgather") && !(ip && mix)) {
                                 k.coll = v ? "MPI_Allgatherv" : "MPI_Allgather";
                                 run_allgather(&k, cm->comm, cm->wranks, v);
+                            }
+                            if (!v && has(list, "pallgather") && !(ip && mix)) {
+                                k.coll = "MPI_Allgather_init";
+                                k.nb = 2;
+                                run_allgather(&k, cm->comm, cm->wranks, 0);
+                                k.nb = 0;
                             }
                             if (has(list, v ? "alltoallv" : "alltoall") && !(ip && mix)) {
                                 k.coll = v ? "MPI_Alltoallv" : "MPI_Alltoall";

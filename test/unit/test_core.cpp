@@ -455,6 +455,44 @@ START_TEST(capi_rejects_bad_arguments) {
 }
 END_TEST
 
+// What the persistent init functions ask before they commit is exactly
+// what the start functions refuse.
+START_TEST(dtype_support_matches_what_start_refuses) {
+    sim::World w(2, 1);
+    collx_tuning_t tun{COLLX_TREE_BINOMIAL, 2, 64, 1, 1, nullptr};
+    uint32_t buf[4] = {0, 0, 0, 0}, out[4];
+    const collx_transport_t *t0 = &w.transport(0);
+    for (ptrdiff_t extent : {-4, 0, 4}) {
+        for (size_t size : {0, 4}) {
+            collx_dtype_t dt = dtype_of(4);
+            dt.extent = extent;
+            dt.size = size;
+            collx_op_t *op = nullptr;
+            const int b = collx_bcast_start(t0, buf, 0, &dt, 0, -17, &tun, nullptr, &op);
+            ck_assert_int_eq(b == COLLX_ERR_UNSUPPORTED, !collx_dtype_supported(&dt));
+            ck_assert(b == COLLX_OK || b == COLLX_ERR_UNSUPPORTED);
+            if (op) collx_op_free(op);
+            op = nullptr;
+            const int r = collx_allreduce_start(t0, buf, out, 0, &dt, nullptr, 1, -17, &tun,
+                                                nullptr, &op);
+            ck_assert_int_eq(r == COLLX_ERR_UNSUPPORTED, !collx_dtype_supported(&dt));
+            ck_assert(r == COLLX_OK || r == COLLX_ERR_UNSUPPORTED);
+            if (op) collx_op_free(op);
+        }
+    }
+    collx_dtype_t dt = dtype_of(4);
+    ck_assert(collx_dtype_supported(&dt));
+    dt.extent = 0;  // (MPI_Type_create_resized(..., 0, 0, ...))
+    ck_assert(!collx_dtype_supported(&dt));
+    dt.extent = -8;  // a negative extent: handed on, not an argument error
+    ck_assert(!collx_dtype_supported(&dt));
+    dt.size = 0;
+    ck_assert(!collx_dtype_supported(&dt));
+    dt.extent = 0;
+    ck_assert(collx_dtype_supported(&dt));
+}
+END_TEST
+
 int main() {
     Suite *s = suite_create("collx-core");
     TCase *trees = tcase_create("trees");
@@ -481,6 +519,7 @@ int main() {
     tcase_add_test(exec, lp_segment_size_follows_the_model);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, capi_rejects_bad_arguments);
+    tcase_add_test(exec, dtype_support_matches_what_start_refuses);
     suite_add_tcase(s, exec);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -30,7 +30,7 @@ typedef struct adaptx_coll_params_t {
 } adaptx_coll_params_t;
 
 typedef struct mca_coll_adaptx_component_t {
-    mca_coll_base_component_2_0_0_t super;
+    mca_coll_base_component_t super;
     int priority;
     int verbose;
     int output; /* opal_output stream */
@@ -41,7 +41,7 @@ typedef struct mca_coll_adaptx_component_t {
     int lp_beta_ps_per_byte; /* LP model: time per byte on a link */
 } mca_coll_adaptx_component_t;
 
-OMPI_MODULE_DECLSPEC extern mca_coll_adaptx_component_t mca_coll_adaptx_component;
+COLLX_COMPONENT_EXPORT extern mca_coll_adaptx_component_t mca_coll_adaptx_component;
 
 typedef struct mca_coll_adaptx_module_t {
     mca_coll_base_module_t super;
@@ -70,6 +70,19 @@ int mca_coll_adaptx_iallreduce(const void *sbuf, void *rbuf, int count,
                                struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                struct ompi_communicator_t *comm, ompi_request_t **request,
                                mca_coll_base_module_t *module);
+
+/* persistent collectives (MPI-4 MPI_Bcast_init, ...; MPIX_ in Open MPI 4.1) */
+int mca_coll_adaptx_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_adaptx_reduce_init(const void *sbuf, void *rbuf, int count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_adaptx_allreduce_init(const void *sbuf, void *rbuf, int count,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                   ompi_request_t **request, mca_coll_base_module_t *module);
 
 END_C_DECLS
 

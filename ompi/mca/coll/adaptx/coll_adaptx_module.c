@@ -1,5 +1,6 @@
 #include "ompi_config.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,8 +40,11 @@ static int adaptx_enable(mca_coll_base_module_t *module, struct ompi_communicato
     COLLX_SAVE_PREV(m->prev, comm, ibcast);
     COLLX_SAVE_PREV(m->prev, comm, ireduce);
     COLLX_SAVE_PREV(m->prev, comm, iallreduce);
+    COLLX_SAVE_PREV_IF_ANY(m->prev, comm, bcast_init);
+    COLLX_SAVE_PREV_IF_ANY(m->prev, comm, reduce_init);
+    COLLX_SAVE_PREV_IF_ANY(m->prev, comm, allreduce_init);
     ADAPTX_LOG(1, "coll:adaptx: enabled on %s (cid %d, size %d)", comm->c_name,
-               (int)ompi_comm_get_cid(comm), ompi_comm_size(comm));
+               COLLX_COMM_CID(comm), ompi_comm_size(comm));
     return OMPI_SUCCESS;
 }
 
@@ -62,6 +66,9 @@ mca_coll_base_module_t *mca_coll_adaptx_comm_query(struct ompi_communicator_t *c
     m->super.coll_ibcast = mca_coll_adaptx_ibcast;
     m->super.coll_ireduce = mca_coll_adaptx_ireduce;
     m->super.coll_iallreduce = mca_coll_adaptx_iallreduce;
+    m->super.coll_bcast_init = mca_coll_adaptx_bcast_init;
+    m->super.coll_reduce_init = mca_coll_adaptx_reduce_init;
+    m->super.coll_allreduce_init = mca_coll_adaptx_allreduce_init;
     return &m->super;
 }
 
@@ -75,7 +82,11 @@ typedef struct call_t {
     size_t count;
 } call_t;
 
-static void prepare(call_t *c, int which, int nb, int count, struct ompi_datatype_t *dtype,
+/* how a call is made: MPI_Bcast, MPI_Ibcast, MPI_Bcast_init */
+enum { BLOCKING, NONBLOCKING, PERSISTENT };
+static const char *const form_prefix[] = {"", "i", ""}, *const form_suffix[] = {"", "", "_init"};
+
+static void prepare(call_t *c, int which, int form, int count, struct ompi_datatype_t *dtype,
                     struct ompi_communicator_t *comm, mca_coll_adaptx_module_t *m)
 {
     const mca_coll_adaptx_component_t *k = &mca_coll_adaptx_component;
@@ -115,8 +126,9 @@ static void prepare(call_t *c, int which, int nb, int count, struct ompi_datatyp
     } else {
         c->tun.segment_bytes = ADAPTX_TREE_SEGMENT_BYTES(which);
     }
-    ADAPTX_LOG(10, "coll:adaptx: %s%s count %d on %s (%s tree, %zu-byte segments)",
-               nb ? "i" : "", mca_coll_adaptx_coll_names[which], count, comm->c_name,
+    ADAPTX_LOG(10, "coll:adaptx: %s%s%s count %d on %s (%s tree, %zu-byte segments)",
+               form_prefix[form], mca_coll_adaptx_coll_names[which], form_suffix[form], count,
+               comm->c_name,
                collx_tree_name(c->tun.tree), c->tun.segment_bytes);
 }
 
@@ -194,12 +206,13 @@ static int do_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int roo
     mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
     call_t c;
     int unsupported;
-    prepare(&c, ADAPTX_BCAST, request != NULL, count, dtype, comm, m);
+    prepare(&c, ADAPTX_BCAST, request ? NONBLOCKING : BLOCKING, count, dtype, comm, m);
     bcast_args_t a = {buf, root,
                       request ? ompi_coll_base_nbc_reserve_tags(comm, 1) : MCA_COLL_BASE_TAG_BCAST};
     int rc = run(start_bcast, &c, &a, request ? "MPI_Ibcast" : "MPI_Bcast", request, &unsupported);
     if (!unsupported) return rc;
-    ADAPTX_LOG(1, "coll:adaptx: bcast case not handled (datatype of zero extent); falling back");
+    ADAPTX_LOG(1, "coll:adaptx: bcast case not handled (datatype of zero or negative extent); "
+                  "falling back");
     return request ? m->prev.ibcast(buf, count, dtype, root, comm, request, m->prev.ibcast_module)
                    : m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
 }
@@ -213,14 +226,16 @@ static int do_reduce(const void *sbuf, void *rbuf, int count, struct ompi_dataty
     int unsupported;
     static const char *what[2][2] = {{"MPI_Reduce", "MPI_Ireduce"},
                                      {"MPI_Allreduce", "MPI_Iallreduce"}};
-    prepare(&c, all ? ADAPTX_ALLREDUCE : ADAPTX_REDUCE, request != NULL, count, dtype, comm, m);
+    prepare(&c, all ? ADAPTX_ALLREDUCE : ADAPTX_REDUCE, request ? NONBLOCKING : BLOCKING, count,
+            dtype, comm, m);
     reduce_args_t a = {sbuf, rbuf, op, root,
                        request ? ompi_coll_base_nbc_reserve_tags(comm, 1)
                                : (all ? MCA_COLL_BASE_TAG_ALLREDUCE : MCA_COLL_BASE_TAG_REDUCE),
                        all};
     int rc = run(start_reduce, &c, &a, what[all][request != NULL], request, &unsupported);
     if (!unsupported) return rc;
-    ADAPTX_LOG(1, "coll:adaptx: reduction case not handled (datatype of zero extent); falling back");
+    ADAPTX_LOG(1, "coll:adaptx: reduction case not handled (datatype of zero or negative "
+                  "extent); falling back");
     if (all)
         return request ? m->prev.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                             m->prev.iallreduce_module)
@@ -272,4 +287,120 @@ int mca_coll_adaptx_iallreduce(const void *sbuf, void *rbuf, int count,
                                mca_coll_base_module_t *module)
 {
     return do_reduce(sbuf, rbuf, count, dtype, op, 0, 1, comm, request, module);
+}
+
+/* ------------------------------------------------ persistent collectives */
+
+/* What each MPI_Start needs: the call prepared once at init (transport,
+ * datatype, tree, segment size), the starter and its arguments; every start
+ * takes a fresh tag (starts are in the same order on every rank). */
+typedef struct persistent_t {
+    call_t c;
+    starter_t start;
+    const char *what;
+    struct ompi_communicator_t *comm;
+    union {
+        bcast_args_t b;
+        reduce_args_t r;
+    } a;
+    int *tag; /* in a */
+} persistent_t;
+
+static int persistent_restart(collx_request_t *req, const collx_notify_t *n)
+{
+    persistent_t *p = req->args;
+    *p->tag = ompi_coll_base_nbc_reserve_tags(p->comm, 1);
+    return report(p->what, collx_glue_rc(p->start(&p->c, n, &req->op, &p->a)));
+}
+
+static int make_persistent(const call_t *c, starter_t start, const void *args, size_t size,
+                           size_t tag_offset, const char *what, struct ompi_communicator_t *comm,
+                           ompi_request_t **request)
+{
+    persistent_t *p = malloc(sizeof(*p));
+    if (NULL == p) return OMPI_ERR_OUT_OF_RESOURCE;
+    p->c = *c;
+    p->start = start;
+    p->what = what;
+    p->comm = comm;
+    memcpy(&p->a, args, size);
+    p->tag = (int *)((char *)&p->a + tag_offset);
+    collx_request_t *req = collx_glue_persistent_new(persistent_restart, p);
+    if (NULL == req) {
+        free(p);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *request = &req->super.super;
+    return OMPI_SUCCESS;
+}
+
+/* a datatype the core does not take: the previous module's persistent
+ * request, or an error where the stack has none */
+static int no_previous(const char *what)
+{
+    opal_show_help("help-coll-collx.txt", "op-failed", true, "adaptx", what,
+                   OMPI_ERR_NOT_SUPPORTED);
+    return OMPI_ERR_NOT_SUPPORTED;
+}
+
+int mca_coll_adaptx_bcast_init(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                               struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                               ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
+    call_t c;
+    prepare(&c, ADAPTX_BCAST, PERSISTENT, count, dtype, comm, m);
+    if (!collx_dtype_supported(&c.d)) {
+        ADAPTX_LOG(1, "coll:adaptx: bcast_init case not handled (datatype of zero or negative "
+                      "extent); falling back");
+        if (NULL == m->prev.bcast_init) return no_previous("MPI_Bcast_init");
+        return m->prev.bcast_init(buf, count, dtype, root, comm, info, request,
+                                  m->prev.bcast_init_module);
+    }
+    bcast_args_t a = {buf, root, 0};
+    return make_persistent(&c, start_bcast, &a, sizeof(a), offsetof(bcast_args_t, tag),
+                           "MPI_Bcast_init", comm, request);
+}
+
+static int reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                       struct ompi_op_t *op, int root, int all, struct ompi_communicator_t *comm,
+                       struct ompi_info_t *info, ompi_request_t **request,
+                       mca_coll_base_module_t *module)
+{
+    mca_coll_adaptx_module_t *m = (mca_coll_adaptx_module_t *)module;
+    const char *what = all ? "MPI_Allreduce_init" : "MPI_Reduce_init";
+    call_t c;
+    prepare(&c, all ? ADAPTX_ALLREDUCE : ADAPTX_REDUCE, PERSISTENT, count, dtype, comm, m);
+    if (!collx_dtype_supported(&c.d)) {
+        ADAPTX_LOG(1, "coll:adaptx: %s case not handled (datatype of zero or negative extent); "
+                      "falling back", what);
+        if (all)
+            return NULL == m->prev.allreduce_init
+                       ? no_previous(what)
+                       : m->prev.allreduce_init(sbuf, rbuf, count, dtype, op, comm, info, request,
+                                                m->prev.allreduce_init_module);
+        return NULL == m->prev.reduce_init
+                   ? no_previous(what)
+                   : m->prev.reduce_init(sbuf, rbuf, count, dtype, op, root, comm, info, request,
+                                         m->prev.reduce_init_module);
+    }
+    reduce_args_t a = {sbuf, rbuf, op, root, 0, all};
+    return make_persistent(&c, start_reduce, &a, sizeof(a), offsetof(reduce_args_t, tag), what,
+                           comm, request);
+}
+
+int mca_coll_adaptx_reduce_init(const void *sbuf, void *rbuf, int count,
+                                struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                                struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    return reduce_init(sbuf, rbuf, count, dtype, op, root, 0, comm, info, request, module);
+}
+
+int mca_coll_adaptx_allreduce_init(const void *sbuf, void *rbuf, int count,
+                                   struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                   struct ompi_communicator_t *comm, struct ompi_info_t *info,
+                                   ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    return reduce_init(sbuf, rbuf, count, dtype, op, 0, 1, comm, info, request, module);
 }

@@ -150,6 +150,8 @@ static int request_free(ompi_request_t **request)
     if (!REQUEST_COMPLETE(*request)) return MPI_ERR_REQUEST;
     if (r->op) collx_op_free(r->op);
     r->op = NULL;
+    free(r->args);
+    r->args = NULL;
     OMPI_REQUEST_FINI(*request);
     (*request)->req_state = OMPI_REQUEST_INVALID;
     OBJ_RELEASE(*request);
@@ -164,13 +166,12 @@ static int request_cancel(ompi_request_t *request, int complete)
     return MPI_ERR_REQUEST; /* collectives cannot be cancelled */
 }
 
-collx_request_t *collx_glue_request_new(collx_notify_t *notify)
+static collx_request_t *request_new(bool persistent)
 {
     collx_request_t *r = OBJ_NEW(collx_request_t);
     if (NULL == r) return NULL;
     ompi_request_t *q = &r->super.super;
-    OMPI_REQUEST_INIT(q, false);
-    q->req_state = OMPI_REQUEST_ACTIVE;
+    OMPI_REQUEST_INIT(q, persistent); /* persistent: inactive, complete */
     q->req_type = OMPI_REQUEST_COLL;
     q->req_free = request_free;
     q->req_cancel = request_cancel;
@@ -180,8 +181,51 @@ collx_request_t *collx_glue_request_new(collx_notify_t *notify)
     q->req_status._cancelled = 0;
     q->req_status._ucount = 0;
     r->op = NULL;
+    r->restart = NULL;
+    r->args = NULL;
+    return r;
+}
+
+collx_request_t *collx_glue_request_new(collx_notify_t *notify)
+{
+    collx_request_t *r = request_new(false);
+    if (NULL == r) return NULL;
+    r->super.super.req_state = OMPI_REQUEST_ACTIVE;
     notify->fn = request_done;
     notify->ctx = r;
+    return r;
+}
+
+/* MPI_Start(all) of our persistent requests: the last run's operation is
+ * finished (the request is inactive), free it and start the next. */
+static int persistent_start(size_t count, ompi_request_t **requests)
+{
+    for (size_t i = 0; i < count; ++i) {
+        collx_request_t *r = (collx_request_t *)requests[i];
+        ompi_request_t *q = &r->super.super;
+        if (r->op) collx_op_free(r->op);
+        r->op = NULL;
+        q->req_complete = REQUEST_PENDING;
+        q->req_state = OMPI_REQUEST_ACTIVE;
+        q->req_status.MPI_ERROR = MPI_SUCCESS;
+        collx_notify_t n = {request_done, r};
+        int rc = r->restart(r, &n);
+        if (OMPI_SUCCESS != rc) { /* not started: inactive again */
+            q->req_state = OMPI_REQUEST_INACTIVE;
+            q->req_complete = REQUEST_COMPLETED;
+            return rc;
+        }
+    }
+    return OMPI_SUCCESS;
+}
+
+collx_request_t *collx_glue_persistent_new(collx_restart_fn restart, void *args)
+{
+    collx_request_t *r = request_new(true);
+    if (NULL == r) return NULL;
+    r->super.super.req_start = persistent_start;
+    r->restart = restart;
+    r->args = args;
     return r;
 }
 

@@ -73,8 +73,8 @@ void collx_glue_request_abandon(collx_request_t *req);
  * inactive: every MPI_Start calls restart(req, notify), which starts the
  * operation; MPI_Wait/Test complete it, MPI_Request_free frees it and
  * `args`.  NULL (args not taken) when out of memory. */
-collx_request_t *collx_glue_persistent_new(int (*restart)(collx_request_t *, const collx_notify_t *),
-                                           void *args);
+typedef int (*collx_restart_fn)(collx_request_t *req, const collx_notify_t *notify);
+collx_request_t *collx_glue_persistent_new(collx_restart_fn restart, void *args);
 
 /* Node number of every rank of `comm` (the lowest rank of its node),
  * from Open MPI's locality information and one allgather on `comm`: call

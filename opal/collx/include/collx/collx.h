@@ -103,6 +103,12 @@ typedef struct collx_notify {
 
 typedef struct collx_op collx_op_t;
 
+/* Whether the *_start functions take `dt` (1) or answer
+ * COLLX_ERR_UNSUPPORTED (0), for the caller to hand the call on: the
+ * segments need a positive extent (a non-negative one for an empty type).
+ * Lets a caller decide before it commits (persistent collectives). */
+int collx_dtype_supported(const collx_dtype_t *dt);
+
 /* Start a broadcast of `count` elements of `dt` at `buf` from `root`. */
 int collx_bcast_start(const collx_transport_t *t, void *buf, size_t count,
                       const collx_dtype_t *dt, int root, int tag, const collx_tuning_t *tun,
