@@ -36,7 +36,8 @@ views() {  # views yes|no: with or without test/mpi/tuning/views.json
     echo "$out" | grep -q " 0 failed" || return 1
     local made served
     made=$(echo "$out" | grep -c 'MPI_COMM_WORLD: sub-communicators with low "basic,^hanx,han", up "adaptx,tuned,^hanx,han"')
-    served=$(echo "$out" | grep -Ec "coll:adaptx: (bcast|reduce|iallreduce|allgather) count [0-9]+ on MPI COMMUNICATOR [0-9]+ SPLIT")
+    # (sub-communicators are "MPI COMMUNICATOR 5 SPLIT ..." in Open MPI 4.1, "MPI COMM 5 SPLIT ..." in 5.0)
+    served=$(echo "$out" | grep -Ec "coll:adaptx: (bcast|reduce|iallreduce|allgather) count [0-9]+ on MPI COMM(UNICATOR)? [0-9]+ SPLIT")
     echo "sets with basic/adaptx,tuned on MPI_COMM_WORLD: $made, calls adaptx served on sub-communicators: $served"
     if [ "$1" = yes ]; then [ "$made" = 4 ] && [ "$served" -gt 0 ]; else [ "$made" = 0 ] && [ "$served" = 0 ]; fi
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mpi.h"
+#include "ompi/mca/coll/base/coll_base_functions.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/proc/proc.h"
 #include "ompi/request/request.h"
@@ -104,8 +105,12 @@ int *collx_glue_node_map(struct ompi_communicator_t *comm)
     }
     int *all = malloc((size_t)size * sizeof(int));
     if (NULL == all) return NULL;
-    int rc = comm->c_coll->coll_allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, comm,
-                                          comm->c_coll->coll_allgather_module);
+    /* point to point (the ring of coll/base), not the communicator's
+     * allgather: that may be a module that builds a hierarchy of its own at
+     * first use, nested inside our call (upstream han, on by default in
+     * Open MPI 5.0, hung there on 2 nodes) */
+    int rc = ompi_coll_base_allgather_intra_ring(&mine, 1, MPI_INT, all, 1, MPI_INT, comm,
+                                                 comm->c_coll->coll_allgather_module);
     if (OMPI_SUCCESS != rc) {
         free(all);
         return NULL;
