@@ -20,7 +20,9 @@
 # reduce_scatter (BYTES = one rank's block), barrier (no size).
 # Sizes: --min to --max in steps of * --factor (default 4 .. 1 MiB, x4).
 # Contenders (contrib/contenders.sh):
-#   tuned                 Open MPI's default selection
+#   default               Open MPI's default selection (Open MPI 5.0: han on)
+#   tuned                 Open MPI's tuned: the default with han excluded
+#                         (the same as default on Open MPI 4.1)
 #   han, adapt, hanx, adaptx     that component at priority 100
 #   adaptx:TREE           adaptx with TREE for bcast, reduce and allreduce:
 #                         binomial, in_order_binomial, binary, knomial, chain,
@@ -78,7 +80,7 @@ while [ $# -gt 0 ]; do
     --ratios) ratios=$2; shift 2 ;;
     --stat) stat=$2; shift 2 ;;
     --replot) replot=$2; shift 2 ;;
-    -h|--help) sed -n '2,50p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,52p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done

@@ -1,7 +1,9 @@
 # Contender specs shared by contrib/bench.sh and contrib/trainer-bench.sh
 # (sourced).  parse_contenders "SPEC ..." fills labels[i] (a name for tables
 # and files) and flags[i] (mpirun arguments, shell-quoted) per contender:
-#   tuned                 Open MPI's default selection
+#   default               Open MPI's default selection (Open MPI 5.0: han on)
+#   tuned                 Open MPI's tuned: the default with han excluded
+#                         (the same as default on Open MPI 4.1)
 #   han, adapt, hanx, adaptx     that component at priority 100
 #   adaptx:TREE           adaptx with TREE for bcast, reduce and allreduce:
 #                         binomial, in_order_binomial, binary, knomial, chain,
@@ -16,7 +18,8 @@ parse_contenders() {
     labels=() flags=()
     for c in $1; do
         case "$c" in
-        tuned) labels+=(tuned); flags+=("") ;;
+        default) labels+=(default); flags+=("") ;;
+        tuned) labels+=(tuned); flags+=("--mca coll ^han") ;;
         han|adapt|hanx|adaptx) labels+=("$c"); flags+=("--mca coll_${c}_priority 100") ;;
         adaptx:*) t=${c#adaptx:}
             labels+=("$c")
@@ -30,7 +33,7 @@ parse_contenders() {
             IFS=, read -ra pairs <<< "$kv"
             for p in "${pairs[@]}"; do fl="$fl --mca ${p%%=*} $(printf %q "${p#*=}")"; done
             labels+=("$l"); flags+=("$fl") ;;
-        *) echo "contenders: unknown contender $c (tuned, han, adapt, hanx, adaptx, adaptx:TREE, hanx:FILE, LABEL=K=V,...)" >&2
+        *) echo "contenders: unknown contender $c (default, tuned, han, adapt, hanx, adaptx, adaptx:TREE, hanx:FILE, LABEL=K=V,...)" >&2
             return 2 ;;
         esac
     done

@@ -22,6 +22,17 @@ step "adaptx LP (pipeline) with the automatic segment size, 6 ranks" \
     local_run 300 6 --mca coll_adaptx_priority 100 --mca coll_adaptx_bcast_algorithm pipeline \
     --mca coll_adaptx_reduce_algorithm pipeline --mca coll_adaptx_allreduce_algorithm pipeline \
     "$CHECKER" --quick --colls "$ALL_ADAPTX" --seed 5
+persistent_served() {  # adaptx itself starts the persistent bcast, reduce and allreduce
+    local out
+    out=$(local_run 60 4 --mca coll_adaptx_priority 100 --mca coll_adaptx_verbose 10 "$CHECKER" \
+          --quick --colls persistent --max-count 1 2>&1)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" && ! echo "$out" | grep -q " 0 passed" &&
+        for c in bcast_init reduce_init allreduce_init; do
+            echo "$out" | grep -q "coll:adaptx: $c count" || { echo "adaptx did not serve $c"; return 1; }
+        done
+}
+step "adaptx serves MPI_Bcast_init, MPI_Reduce_init, MPI_Allreduce_init" persistent_served
 step "adaptx: persistent collectives (bcast/reduce/allreduce/allgather *_init), each started 3 times with new data, 4 ranks" \
     local_run 300 4 --mca coll_adaptx_priority 100 "$CHECKER" --quick --colls persistent,overlap
 step "adaptx with more than 2^31 bytes per buffer (bcast, allreduce, reduce), 3 ranks" \
