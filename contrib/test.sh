@@ -12,20 +12,11 @@ rc=$?
 # One line for the whole suite.  Every test of `make check` leaves a .log
 # next to its .trs: a Check program counts its checks ("Checks: N,
 # Failures: F, Errors: E"), a script counts its steps ("PASS: "/"FAIL: ").
+. contrib/tally.sh
 passed=0 failed=0
 for trs in $(find test -name '*.trs' | sort); do
     log=${trs%.trs}.log
-    [ -f "$log" ] || continue
-    echo "==== $log"
-    grep -E "^(PASS|FAIL|SKIP)|Checks:|passed|failed" "$log" | head -60
-    unit=$(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" | tail -1)
-    if [ -n "$unit" ]; then
-        set -- $unit
-        passed=$(( passed + $1 - $2 - $3 )) failed=$(( failed + $2 + $3 ))
-    else
-        passed=$(( passed + $(grep -c "^PASS: " "$log") ))
-        failed=$(( failed + $(grep -c "^FAIL: " "$log") ))
-    fi
+    [ -f "$log" ] && tally "$log"
 done
 skipped=$(grep -c "^SKIP" test-suite.log 2>/dev/null)
 [ $rc != 0 ] && [ $failed = 0 ] && failed=1  # a crash before any verdict is a failure

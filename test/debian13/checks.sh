@@ -27,19 +27,10 @@ else
 fi
 make -j1 check TESTS="$(echo $TESTS)" >/tmp/collx-check.log 2>&1
 rc=$?
+. contrib/tally.sh
 for t in $TESTS; do
-    log=$t.log
-    [ -f "$log" ] || { failed=$((failed + 1)); echo "FAIL: $t left no log"; continue; }
-    echo "==== $log"
-    grep -E "^(PASS|FAIL|SKIP)|Checks:" "$log"
-    unit=$(sed -n 's/.*Checks: \([0-9]*\), Failures: \([0-9]*\), Errors: \([0-9]*\).*/\1 \2 \3/p' "$log" | tail -1)
-    if [ -n "$unit" ]; then
-        set -- $unit
-        passed=$((passed + $1 - $2 - $3)) failed=$((failed + $2 + $3))
-    else
-        passed=$((passed + $(grep -c "^PASS: " "$log")))
-        failed=$((failed + $(grep -c "^FAIL: " "$log")))
-    fi
+    if [ -f "$t.log" ]; then tally "$t.log"
+    else failed=$((failed + 1)); echo "FAIL: $t left no log"; fi
 done
 if [ $rc != 0 ] && [ $failed = 0 ]; then failed=1; tail -40 /tmp/collx-check.log; fi
 echo "collx-ompi5: $passed passed, $failed failed"
