@@ -9,8 +9,8 @@ export COLLX_CLUSTER_TAG="t$$"  # our runs' namespaces: cxt<pid>p<pid>-*
 nodes() { "$CLUSTER" "$@"; }
 
 step "adaptx serves MPI_Bcast on 2 nodes" served_by adaptx bcast nodes -n 2 -m 2 --timeout 120 --
-step "adaptx checker, 2x2, every collective, full matrix + big counts" \
-    nodes -n 2 -m 2 --timeout 600 -- --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" --big
+step "adaptx checker, 2x2, every collective, $MATRIX_NAME + big counts" \
+    nodes -n 2 -m 2 --timeout 600 -- --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" $MATRIX --big
 for tree in $ADAPTX_TREES; do
     step "adaptx $tree tree, 3+1 round-robin, every collective" \
         adaptx_tree $tree nodes -n 2 --slots 3,1 --timeout 300 -- --map-by node
@@ -44,8 +44,8 @@ views() {  # views yes|no: with or without test/mpi/tuning/views.json
 step "hanx honours a rule's low/up: sub-communicators per pair, adaptx serves there, results checked" \
     views yes
 step "... and without those rules adaptx serves nothing (the control)" views no
-step "hanx checker, 2x2, every blocking collective, full matrix" \
-    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls blocking
+step "hanx checker, 2x2, every blocking collective, $MATRIX_NAME" \
+    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls blocking $MATRIX
 step "hanx checker, 2x2, big counts (pipelined bcast/reduce/allreduce, allgather, alltoall)" \
     nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" \
     --colls bcast,reduce,allreduce,allgather,alltoall --quick --big

@@ -8,8 +8,8 @@
 for coll in bcast reduce allreduce ibcast ireduce iallreduce; do
     step "adaptx serves MPI_${coll^}" served_by adaptx $coll local_run 60 4
 done
-step "adaptx checker, 4 ranks, every collective, full matrix + big counts" \
-    local_run 600 4 --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" --big
+step "adaptx checker, 4 ranks, every collective, $MATRIX_NAME + big counts" \
+    local_run 600 4 --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" $MATRIX --big
 for tree in $ADAPTX_TREES; do
     step "adaptx $tree tree, 5 ranks, every collective" adaptx_tree $tree local_run 300 5
 done
@@ -44,10 +44,10 @@ for coll in $HANX_COLLS; do
     step "hanx serves MPI_${coll^} (synthetic 2-rank nodes)" \
         served_by hanx $coll local_run 60 4 --mca coll_hanx_ranks_per_node 2
 done
-step "hanx checker, 4 ranks as 2x2, every blocking collective, full matrix" \
-    local_run 900 4 $HANX 2 "$CHECKER" --colls blocking
+step "hanx checker, 4 ranks as 2x2, every blocking collective, $MATRIX_NAME" \
+    local_run 900 4 $HANX 2 "$CHECKER" --colls blocking $MATRIX
 step "hanx checker, 4 ranks as 2x2, big counts (pipelined bcast/reduce/allreduce)" \
-    local_run 900 4 $HANX 2 "$CHECKER" --colls bcast,reduce,allreduce --big
+    local_run 900 4 $HANX 2 "$CHECKER" --colls bcast,reduce,allreduce $MATRIX --big
 step "hanx checker, 5 ranks as 2+2+1 (imbalanced)" \
     local_run 300 5 $HANX 2 "$CHECKER" --quick --colls blocking --seed 3
 step "hanx checker, 7 ranks round-robin on 3 nodes (3+2+2)" \
