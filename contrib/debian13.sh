@@ -23,7 +23,7 @@ cache=${COLLX_CACHE:-/var/cache/collx}
 root=$cache/debian13-root
 suite=trixie
 mirror=${COLLX_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-pkgs="libopenmpi-dev,openmpi-bin,libpmix-dev,build-essential,autoconf,automake,libtool,pkg-config,check,libhwloc-dev,nlohmann-json3-dev,gnuplot-nox,iproute2,util-linux,procps,xz-utils,ca-certificates"
+pkgs="libopenmpi-dev,openmpi-bin,libpmix-dev,build-essential,autoconf,automake,libtool,pkg-config,check,libhwloc-dev,nlohmann-json3-dev,gnuplot-nox,iproute2,util-linux,procps,xz-utils,ca-certificates,python3"
 [ "$(id -u)" = 0 ] || { echo "debian13.sh: needs root (mmdebstrap, chroot)" >&2; exit 77; }
 [ "${1:-}" = -- ] && shift
 

@@ -5,7 +5,7 @@
 set -e
 pkgs="build-essential autoconf automake libtool pkg-config
       libopenmpi-dev openmpi-bin libhwloc-dev check nlohmann-json3-dev gnuplot-nox
-      iproute2 util-linux coreutils"
+      iproute2 util-linux coreutils python3"
 release=$(. /etc/os-release 2>/dev/null && echo "${VERSION_ID:-}")
 case "$release" in
 12|"") ;;
