@@ -31,7 +31,8 @@ pkgs="libopenmpi-dev,openmpi-bin,libpmix-dev,build-essential,autoconf,automake,l
 stamp="$suite $pkgs"
 if [ "$(cat "$root/.collx-stamp" 2>/dev/null)" != "$stamp" ]; then
     command -v mmdebstrap >/dev/null || {
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null ||
+        { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+              --no-install-recommends mmdebstrap >/dev/null; } ||
             { echo "debian13.sh: cannot install mmdebstrap" >&2; exit 1; }
     }
     echo "debian13.sh: making the Debian 13 root in $root (about a minute)"
