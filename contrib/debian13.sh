@@ -36,7 +36,12 @@ if [ "$(cat "$root/.collx-stamp" 2>/dev/null)" != "$stamp" ]; then
             { echo "debian13.sh: cannot install mmdebstrap" >&2; exit 1; }
     }
     echo "debian13.sh: making the Debian 13 root in $root (about a minute)"
-    rm -rf "$root" "$root.new"
+    # an interrupted mmdebstrap may leave /proc, /sys or /dev mounted in
+    # root.new: unmount, and never let rm cross into another filesystem
+    for d in "$root" "$root.new"; do
+        [ -d "$d" ] && findmnt -rn -o TARGET | grep "^$d/" | sort -r | xargs -r umount -l
+    done
+    rm -rf --one-file-system "$root" "$root.new"
     mkdir -p "$cache"
     mmdebstrap --quiet --variant=apt --include="$pkgs" "$suite" "$root.new" "$mirror" ||
         { echo "debian13.sh: mmdebstrap failed" >&2; rm -rf "$root.new"; exit 1; }
@@ -48,7 +53,7 @@ fi
 # COLLX_KEEP_TREE=1 reuses the last copy and its build (development)
 [ "${COLLX_KEEP_TREE:-0}" = 1 ] && [ -d "$root/build/collx" ] && copy=no || copy=yes
 if [ $copy = yes ]; then
-    rm -rf "$root/build/collx"
+    rm -rf --one-file-system "$root/build/collx"
     mkdir -p "$root/build/collx"
     (cd "$src" && { git ls-files; git ls-files -o --exclude-standard; } 2>/dev/null | sort -u |
          while read -r f; do [ -f "$f" ] && printf '%s\n' "$f"; done |
