@@ -298,7 +298,6 @@ typedef struct persistent_t {
     call_t c;
     starter_t start;
     const char *what;
-    struct ompi_communicator_t *comm;
     union {
         bcast_args_t b;
         reduce_args_t r;
@@ -309,20 +308,19 @@ typedef struct persistent_t {
 static int persistent_restart(collx_request_t *req, const collx_notify_t *n)
 {
     persistent_t *p = req->args;
-    *p->tag = ompi_coll_base_nbc_reserve_tags(p->comm, 1);
+    /* (the transport's context is the communicator) */
+    *p->tag = ompi_coll_base_nbc_reserve_tags((struct ompi_communicator_t *)p->c.t.ctx, 1);
     return report(p->what, collx_glue_rc(p->start(&p->c, n, &req->op, &p->a)));
 }
 
 static int make_persistent(const call_t *c, starter_t start, const void *args, size_t size,
-                           size_t tag_offset, const char *what, struct ompi_communicator_t *comm,
-                           ompi_request_t **request)
+                           size_t tag_offset, const char *what, ompi_request_t **request)
 {
     persistent_t *p = malloc(sizeof(*p));
     if (NULL == p) return OMPI_ERR_OUT_OF_RESOURCE;
     p->c = *c;
     p->start = start;
     p->what = what;
-    p->comm = comm;
     memcpy(&p->a, args, size);
     p->tag = (int *)((char *)&p->a + tag_offset);
     collx_request_t *req = collx_glue_persistent_new(persistent_restart, p);
@@ -359,7 +357,7 @@ int mca_coll_adaptx_bcast_init(void *buf, int count, struct ompi_datatype_t *dty
     }
     bcast_args_t a = {buf, root, 0};
     return make_persistent(&c, start_bcast, &a, sizeof(a), offsetof(bcast_args_t, tag),
-                           "MPI_Bcast_init", comm, request);
+                           "MPI_Bcast_init", request);
 }
 
 static int reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -386,7 +384,7 @@ static int reduce_init(const void *sbuf, void *rbuf, int count, struct ompi_data
     }
     reduce_args_t a = {sbuf, rbuf, op, root, 0, all};
     return make_persistent(&c, start_reduce, &a, sizeof(a), offsetof(reduce_args_t, tag), what,
-                           comm, request);
+                           request);
 }
 
 int mca_coll_adaptx_reduce_init(const void *sbuf, void *rbuf, int count,
