@@ -286,7 +286,7 @@ class ReduceOp final : public Operation {
         in_place_ = sendbuf == nullptr && (all_ || is_root_);
         nchild_ = node_.children.size();
         st_.resize(nchild_ ? seg_.nseg : 0);
-        for (auto &s : st_) s.got.assign(commute_ ? 0 : nchild_, nullptr);
+        for (auto &s : st_) s.got.assign(nchild_, nullptr);
         held_.assign(is_root_ ? 0 : seg_.nseg, nullptr);
         // allreduce, non-root: may the result of segment s land in recvbuf yet?
         result_free_.assign(all_ && !is_root_ ? seg_.nseg : 0, in_place_ ? 0 : 1);
@@ -304,8 +304,9 @@ class ReduceOp final : public Operation {
 
   private:
     struct SegState {
-        std::vector<char *> got;  // non-commutative: child buffers by position
-        std::size_t arrived = 0;
+        std::vector<char *> got;  // children's partial results by position, until folded
+        std::size_t arrived = 0;  // non-commutative: how many are here
+        std::size_t next = 0;     // commutative: children folded so far (a prefix)
         char *acc = nullptr;      // commutative: running partial result
         bool root_init = false;   // root: own data placed in recvbuf
     };
@@ -337,24 +338,37 @@ class ReduceOp final : public Operation {
         });
     }
 
-    void arrive_commutative(std::size_t s, char *b) {
+    // A commutative op still folds in one fixed order -- own data, then the
+    // children by position -- so that a float sum gives bitwise the same
+    // result whatever order the children's segments arrive in.  A child's
+    // segment that arrives early waits in its pooled buffer; each arrival
+    // folds the longest prefix that is complete, so the fold still overlaps
+    // the transfers.  (The receive of every earlier child of the segment is
+    // already posted, segment-major, so a held buffer never waits on a
+    // receive the buffer limit keeps from being posted.)
+    void arrive_commutative(std::size_t s, std::size_t idx, char *b) {
         SegState &st = st_[s];
+        st.got[idx] = b;
         const std::size_t n = seg_.length(s);
-        if (is_root_) {
-            if (!st.root_init) {
-                if (!in_place_ && !copy(result(s), own(s), n)) return;
-                st.root_init = true;
+        while (st.next < nchild_ && st.got[st.next]) {
+            char *c = st.got[st.next];
+            st.got[st.next++] = nullptr;
+            if (is_root_) {
+                if (!st.root_init) {
+                    if (!in_place_ && !copy(result(s), own(s), n)) return;
+                    st.root_init = true;
+                }
+                if (!reduce(c, result(s), n, op_)) return;
+                pool_.put(c);
+            } else if (!st.acc) {
+                if (!reduce(own(s), c, n, op_)) return;
+                st.acc = c;
+            } else {
+                if (!reduce(c, st.acc, n, op_)) return;
+                pool_.put(c);
             }
-            reduce(b, result(s), n, op_);
-            pool_.put(b);
-        } else if (!st.acc) {
-            reduce(own(s), b, n, op_);
-            st.acc = b;
-        } else {
-            reduce(b, st.acc, n, op_);
-            pool_.put(b);
         }
-        if (++st.arrived == nchild_) segment_complete(s, is_root_ ? nullptr : st.acc);
+        if (st.next == nchild_) segment_complete(s, is_root_ ? nullptr : st.acc);
     }
 
     // All operands of segment s are here: fold them right to left so that
@@ -409,7 +423,7 @@ class ReduceOp final : public Operation {
             ++down_recvd_;
             down_.ready(x.seg, [&](std::size_t k) { queue_down(k); });
         } else if (commute_) {
-            arrive_commutative(x.seg, x.buf);
+            arrive_commutative(x.seg, x.peer_idx, x.buf);
         } else {
             SegState &st = st_[x.seg];
             st.got[x.peer_idx] = x.buf;

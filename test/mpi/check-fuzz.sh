@@ -1,12 +1,14 @@
 #!/bin/bash
-# Randomised differential testing (test/mpi/collx_fuzz) and concurrency
-# (test/mpi/threads), the fast subset for `make check` (~2-3 minutes on 2
+# Randomised differential testing (test/mpi/collx_fuzz), concurrency
+# (test/mpi/threads) and determinism of reductions (test/mpi/determinism),
+# the fast subset for `make check` (~2-3 minutes on 2
 # cores).  Every fuzz step prints, on a mismatch or a hang, the seed, the
 # case and a one-line reproducer.  The nightly-sized run (>= 10,000 cases)
 # is contrib/fuzz-nightly.sh.  docs/reliability.md explains both.
 . "$(dirname "$0")/common.sh"
 FUZZ="$COLLX_BUILDDIR/test/mpi/collx_fuzz"
 THREADS="$COLLX_BUILDDIR/test/mpi/threads"
+DETERMINISM="$COLLX_BUILDDIR/test/mpi/determinism"
 HANX="--mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node"
 ADAPTX_COLLS=bcast,reduce,allreduce,ibcast,ireduce,iallreduce
 # every fuzz step: a hang of one case is reported by the program itself
@@ -77,11 +79,41 @@ step "threads: 4 threads x 40 collectives, 64 outstanding, adaptx" \
 step "threads: self-test fails (a corrupted result is reported)" \
     must_fail local_run 120 4 --mca coll_adaptx_priority 100 "$THREADS" --self-test --iters 5 --rounds 1
 
+# --- determinism: every reduction, float and double, 8 repetitions with
+# random delays before each call; one result each, and allreduce's the
+# same on every rank
+determinism() {  # determinism SECONDS NP mpirun-args...
+    local tmo=$1 np=$2; shift 2
+    local_run "$tmo" "$np" "$@" "$DETERMINISM" --reps 8 --count 40000
+}
+step "determinism self-test: a changed input is reported (proves the comparison can fail)" \
+    must_fail local_run 120 3 --mca coll_adaptx_priority 100 "$DETERMINISM" --reps 3 --count 100 \
+    --self-test --colls allreduce
+for tree in $ADAPTX_TREES; do
+    step "determinism adaptx $tree, 5 ranks, 4 KiB segments: one result per reduction" \
+        determinism 300 5 --mca coll_adaptx_priority 100 --mca coll_adaptx_reduce_algorithm $tree \
+        --mca coll_adaptx_allreduce_algorithm $tree --mca coll_adaptx_reduce_segment_size 4096 \
+        --mca coll_adaptx_allreduce_segment_size 4096
+done
+step "determinism hanx, 5 ranks as 2+2+1, small segments: one result per reduction" \
+    determinism 300 5 $HANX 2 --mca coll_hanx_reduce_segment_size 4000 \
+    --mca coll_hanx_allreduce_segment_size 4096
+step "determinism hanx, 8 ranks as 2 nodes x 2 sockets x 2, adaptx on the levels" \
+    determinism 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 \
+    --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json"
+
 # --- 2 emulated nodes (root only)
 if [ "$(id -u)" = 0 ] && [ -x "$CLUSTER" ]; then
     export COLLX_CLUSTER_TAG="f$$"
     step "fuzz hanx on 2 emulated nodes (3+2 round-robin), 200 cases" \
         "$CLUSTER" -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
         "$FUZZ" --case-timeout 60 --seed 120 --cases 200 --colls blocking --components-under-test hanx
+    step "determinism hanx on 2 emulated nodes (3+2 round-robin)" \
+        "$CLUSTER" -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
+        "$DETERMINISM" --reps 8 --count 40000
+    step "determinism adaptx topo tree on 2 emulated nodes (3+2 round-robin)" \
+        "$CLUSTER" -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_adaptx_priority 100 \
+        --mca coll_adaptx_reduce_algorithm topo --mca coll_adaptx_allreduce_algorithm topo \
+        "$DETERMINISM" --reps 8 --count 40000
 fi
 finish

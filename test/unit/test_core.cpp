@@ -4,6 +4,7 @@
 #include <check.h>
 
 #include <cstdint>
+#include <cmath>
 #include <cstring>
 #include <algorithm>
 #include <memory>
@@ -360,13 +361,74 @@ END_TEST
 START_TEST(allreduce_non_commutative_in_place) { check_reduce(false, true, true); }
 END_TEST
 
+// Reductions are deterministic: the same float inputs on the same ranks
+// give bitwise the same result whatever order the messages arrive in (each
+// seed of the simulated world is another interleaving).  Summing floats of
+// wildly different magnitudes makes every change of folding order visible.
+void float_sum(const void *in, void *inout, std::size_t n) {
+    const float *a = static_cast<const float *>(in);
+    float *b = static_cast<float *>(inout);
+    for (std::size_t i = 0; i < n; ++i) b[i] += a[i];
+}
+
+static void check_deterministic(bool all, bool in_place) {
+    const collx_dtype_t dt = dtype_of(sizeof(float));
+    sim::Op op{float_sum};
+    const std::size_t count = 67;
+    for (auto [tree, fanout] : trees)
+        for (int P : {3, 5, 8, 13})
+            for (int root : {0, P - 1}) {
+                if (all && root) continue;
+                std::mt19937 gen(P * 131 + root);
+                std::uniform_real_distribution<float> mant(-1.f, 1.f);
+                std::uniform_int_distribution<int> ex(-20, 20);
+                std::vector<std::vector<float>> in(P, std::vector<float>(count));
+                for (auto &v : in)
+                    for (float &x : v) x = std::ldexp(mant(gen), ex(gen));
+                std::vector<float> first;
+                for (unsigned seed = 1; seed <= 24; ++seed) {
+                    sim::World w(P, seed * 7919u + P);
+                    std::vector<std::vector<float>> out(P, std::vector<float>(count, 0.f));
+                    collx_tuning_t tun{tree, fanout, 4 * sizeof(float), 3, 3, sim_nodes};
+                    std::vector<std::unique_ptr<Operation>> ops;
+                    for (int r = 0; r < P; ++r) {
+                        const bool ip = in_place && (all || r == root);
+                        if (ip) out[r] = in[r];
+                        ops.push_back(make_reduce(w.transport(r), ip ? nullptr : in[r].data(),
+                                                  out[r].data(), count, dt, &op, true, root, all,
+                                                  -21, tun, nullptr));
+                    }
+                    std::string why;
+                    ck_assert_msg(run_all(w, ops, why), "%s P=%d: %s", collx_tree_name(tree), P,
+                                  why.c_str());
+                    for (int r = 0; r < P; ++r) {
+                        if (!all && r != root) continue;
+                        if (first.empty()) first = out[r];
+                        ck_assert_msg(!std::memcmp(first.data(), out[r].data(),
+                                                   count * sizeof(float)),
+                                      "%s %s%s P=%d root=%d: rank %d's result differs from the "
+                                      "first run's (seed %u): not deterministic",
+                                      collx_tree_name(tree), all ? "allreduce" : "reduce",
+                                      in_place ? " in place" : "", P, root, r, seed);
+                    }
+                }
+            }
+}
+
+START_TEST(reduce_is_bitwise_deterministic) { check_deterministic(false, false); }
+END_TEST
+START_TEST(allreduce_is_bitwise_deterministic) { check_deterministic(true, false); }
+END_TEST
+START_TEST(allreduce_in_place_is_bitwise_deterministic) { check_deterministic(true, true); }
+END_TEST
+
 START_TEST(transport_failure_ends_operation_with_error) {
     const collx_dtype_t dt = dtype_of(4);
     for (int fail_at = 1; fail_at <= 6; ++fail_at) {
         sim::World w(6, 42 + fail_at);
         w.fail_send_number(fail_at);
         std::vector<std::vector<uint32_t>> buf(6, std::vector<uint32_t>(100, 1));
-        collx_tuning_t tun{COLLX_TREE_BINOMIAL, 2, 40, 2, 2};
+        collx_tuning_t tun{COLLX_TREE_BINOMIAL, 2, 40, 2, 2, nullptr};
         std::vector<std::unique_ptr<Operation>> ops;
         for (int r = 0; r < 6; ++r)
             ops.push_back(make_bcast(w.transport(r), buf[r].data(), 100, dt, 0, -17, tun, nullptr));
@@ -393,7 +455,7 @@ START_TEST(notification_fires_once_after_completion) {
         sim::World w(P, 77);
         std::vector<Seen> seen(P);
         std::vector<std::vector<uint32_t>> buf(P, std::vector<uint32_t>(50, 3));
-        collx_tuning_t tun{COLLX_TREE_BINARY, 2, 16, 2, 2};
+        collx_tuning_t tun{COLLX_TREE_BINARY, 2, 16, 2, 2, nullptr};
         std::vector<collx_op_t *> ops(P);
         for (int r = 0; r < P; ++r) {
             collx_notify_t n{[](void *ctx, int st) {
@@ -434,7 +496,7 @@ END_TEST
 START_TEST(capi_rejects_bad_arguments) {
     sim::World w(4, 1);
     collx_dtype_t dt = dtype_of(4);
-    collx_tuning_t tun{COLLX_TREE_BINOMIAL, 2, 64, 1, 1};
+    collx_tuning_t tun{COLLX_TREE_BINOMIAL, 2, 64, 1, 1, nullptr};
     collx_op_t *op = nullptr;
     uint32_t buf[4];
     const collx_transport_t *t0 = &w.transport(0);
@@ -515,6 +577,9 @@ int main() {
     tcase_add_test(exec, allreduce_commutative_in_place);
     tcase_add_test(exec, allreduce_non_commutative);
     tcase_add_test(exec, allreduce_non_commutative_in_place);
+    tcase_add_test(exec, reduce_is_bitwise_deterministic);
+    tcase_add_test(exec, allreduce_is_bitwise_deterministic);
+    tcase_add_test(exec, allreduce_in_place_is_bitwise_deterministic);
     tcase_add_test(exec, notification_fires_once_after_completion);
     tcase_add_test(exec, lp_segment_size_follows_the_model);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
