@@ -4,6 +4,20 @@
 # communicator lifecycle test, and bad MCA parameter handling.
 . "$(dirname "$0")/common.sh"
 
+# --- what the components carry: the core and the glue, not the simulator or
+# the tuner (separate libraries that only the tools and tests link)
+no_tools_inside() {
+    local so found=0
+    for so in "$COLLX_BUILDDIR"/.libs/mca_coll_adaptx.so "$COLLX_BUILDDIR"/.libs/mca_coll_hanx.so; do
+        [ -f "$so" ] || { echo "missing $so"; return 1; }
+        if strings "$so" | grep -E "simulator:|collx::sim::|collx::tune" | head -3 | grep .; then
+            echo "$so carries simulator or tuner code"; found=1
+        fi
+    done
+    [ $found = 0 ]
+}
+step "the components carry no simulator or tuner code" no_tools_inside
+
 # --- adaptx
 for coll in bcast reduce allreduce ibcast ireduce iallreduce; do
     step "adaptx serves MPI_${coll^}" served_by adaptx $coll local_run 60 4
