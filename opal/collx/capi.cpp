@@ -5,6 +5,7 @@
 
 #include "collx/collx.h"
 #include "executor.hpp"
+#include "schedule.hpp"
 
 struct collx_op {
     std::unique_ptr<collx::Operation> impl;
@@ -91,6 +92,14 @@ int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void 
         return collx::make_reduce(*t, sendbuf, recvbuf, count, *dt, op, commutative != 0, 0, true,
                                   tag, *tun, notify);
     });
+}
+
+int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, int window,
+                         collx_step_fn fn, void *ctx, const collx_notify_t *notify,
+                         collx_op_t **out) {
+    if (!out || !fn || nstages < 0 || (nstages > 0 && !stages)) return COLLX_ERR_ARG;
+    std::vector<collx_stage_t> st(stages, stages + nstages);
+    return start(out, [&] { return collx::make_pipeline(st, nseg, window, fn, ctx, notify); });
 }
 
 int collx_op_test(collx_op_t *op, int *status) { return op->impl->finished(status) ? 1 : 0; }

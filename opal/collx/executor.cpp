@@ -113,8 +113,9 @@ bool Operation::drive() {
         if (events_.empty()) break;
     }
     driving_ = false;
-    const bool idle = !in_flight_[Xfer::Send][Xfer::Up] && !in_flight_[Xfer::Send][Xfer::Down] &&
-                      !in_flight_[Xfer::Recv][Xfer::Up] && !in_flight_[Xfer::Recv][Xfer::Down];
+    bool idle = true;
+    for (auto &k : in_flight_)
+        for (int n : k) idle = idle && n == 0;
     if (idle && (failed() || all_done())) {
         done_ = true;
         return true;
@@ -131,6 +132,21 @@ bool Operation::post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xf
     const int rc = kind == Xfer::Send ? t_.isend(t_.ctx, buf, count, &dt_, peer, tag_, rec)
                                       : t_.irecv(t_.ctx, buf, count, &dt_, peer, tag_, rec);
     if (rc != 0) {
+        --in_flight;
+        delete rec;
+        status_ = COLLX_ERR;
+        return false;
+    }
+    return true;
+}
+
+bool Operation::start_step(collx_step_fn fn, void *ctx, int stage, Xfer x) {
+    Xfer *rec = new Xfer(x);
+    rec->op = this;
+    rec->kind = Xfer::Step;
+    int &in_flight = in_flight_[Xfer::Step][x.phase];
+    ++in_flight;  // before starting: the step may complete inside the call
+    if (fn(ctx, stage, x.seg, rec) != 0) {
         --in_flight;
         delete rec;
         status_ = COLLX_ERR;

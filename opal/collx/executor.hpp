@@ -49,7 +49,7 @@ class BufferPool {
 // One posted transfer; its address is the token given to the transport.
 struct Xfer {
     class Operation *op = nullptr;
-    enum Kind { Send, Recv } kind = Send;
+    enum Kind { Send, Recv, Step } kind = Send;  // Step: a schedule's sub-collective
     enum Phase { Up, Down } phase = Down;  // towards the root, or away from it
     std::size_t seg = 0;
     std::size_t peer_idx = 0;  // index of the child (if the peer is a child)
@@ -89,6 +89,9 @@ class Operation {
     bool recv(void *buf, std::size_t count, int peer, Xfer x);
     bool reduce(const void *in, void *inout, std::size_t count, void *op);
     bool copy(void *dst, const void *src, std::size_t count);
+    // Start a step of a schedule through fn (collx_step_fn); its completion
+    // comes back as an event like a transfer's.
+    bool start_step(collx_step_fn fn, void *ctx, int stage, Xfer x);
     bool failed() const { return status_ != COLLX_OK; }
     // Post queued sends of one phase while fewer than max_send of that
     // phase are in flight.
@@ -110,7 +113,7 @@ class Operation {
     bool done_ = false;
     int status_ = COLLX_OK;
     collx_notify_t notify_{nullptr, nullptr};
-    int in_flight_[2][2] = {};  // [Xfer::Kind][Xfer::Phase]
+    int in_flight_[3][2] = {};  // [Xfer::Kind][Xfer::Phase]
 };
 
 std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,

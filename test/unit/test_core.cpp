@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <algorithm>
 #include <memory>
 #include <random>
@@ -555,6 +556,201 @@ START_TEST(dtype_support_matches_what_start_refuses) {
 }
 END_TEST
 
+// ------------------------------------------------------------ schedules
+
+namespace {
+
+// An in-process world of sub-collectives for pipelines: a step started on
+// a channel is the k-th collective of that channel for its rank; the k-th
+// collective completes once every member started its k-th, and every
+// member's k-th must be the same (stage number, segment) -- the order MPI
+// demands of collectives on one communicator.  Completions are reported in
+// a random order.
+struct SchedWorld {
+    struct Started {
+        int number;
+        std::size_t seg;
+        void *token;
+    };
+    struct Rank {
+        SchedWorld *w;
+        int r;
+        std::vector<collx_stage_t> stages;
+        std::vector<std::vector<char>> done;  // [stage][seg]
+        std::map<int, std::size_t> count;     // steps started per channel
+        std::vector<int> prev;                // stage a segment comes from
+    };
+    std::map<int, std::vector<int>> members;  // channel -> ranks
+    std::map<std::pair<int, std::size_t>, std::vector<std::pair<int, Started>>> inst;
+    std::vector<Rank> ranks;
+    std::string error;
+    std::mt19937 rng;
+
+    static int start(void *ctx, int stage, std::size_t seg, void *token) {
+        Rank *rk = static_cast<Rank *>(ctx);
+        SchedWorld *w = rk->w;
+        const collx_stage_t &st = rk->stages[stage];
+        if (rk->prev[stage] >= 0 && !rk->done[rk->prev[stage]][seg])
+            w->error = "a step started before its segment's previous stage finished";
+        const std::size_t k = rk->count[st.channel]++;
+        w->inst[{st.channel, k}].push_back({rk->r, Started{st.number, seg, token}});
+        auto &v = w->inst[{st.channel, k}];
+        for (auto &e : v)
+            if (e.second.number != st.number || e.second.seg != seg)
+                w->error = "members of a channel started different steps as their k-th";
+        return 0;
+    }
+    // complete one full instance at random; false when none is complete
+    bool step() {
+        std::vector<std::pair<int, std::size_t>> full;
+        for (auto &[key, v] : inst)
+            if (v.size() == members[key.first].size()) full.push_back(key);
+        if (full.empty()) return false;
+        auto key = full[std::uniform_int_distribution<std::size_t>(0, full.size() - 1)(rng)];
+        auto v = inst[key];
+        inst.erase(key);
+        std::shuffle(v.begin(), v.end(), rng);
+        for (auto &[r, e] : v) {
+            Rank &rk = ranks[r];
+            for (std::size_t i = 0; i < rk.stages.size(); ++i)
+                if (rk.stages[i].number == e.number && rk.stages[i].channel == key.first)
+                    rk.done[i][e.seg] = 1;
+            collx_xfer_complete(e.token, 0);
+        }
+        return true;
+    }
+};
+
+// hanx-like stages on `nodes` nodes of `per` ranks (channel n: node n,
+// channel 1000: the leaders, rank n*per leading node n)
+std::vector<collx_stage_t> hier_stages(const std::string &coll, int r, int nodes, int per,
+                                       int root) {
+    const int node = r / per, lead = r % per == 0, root_node = root / per;
+    std::vector<collx_stage_t> v;
+    if (coll == "allreduce" || coll == "allreduce_split") {
+        const int split = coll == "allreduce_split";
+        v.push_back({0, node});
+        if (lead) {
+            v.push_back({1, 1000});
+            if (split) v.push_back({2, 1000});
+        }
+        v.push_back({2 + split, node});
+    } else if (coll == "bcast") {  // root leads its node or not
+        if (node == root_node && root % per != 0) v.push_back({0, node});  // up to the leader
+        if (lead) v.push_back({1, 1000});
+        if (!(node == root_node && root % per != 0)) v.push_back({2, node});
+    } else {  // reduce to the root's node leader
+        v.push_back({0, node});
+        if (lead) v.push_back({1, 1000});
+    }
+    (void)nodes;
+    return v;
+}
+
+}  // namespace
+
+START_TEST(pipeline_schedule_keeps_channel_order_and_data_order) {
+    for (const char *coll : {"allreduce", "allreduce_split", "bcast", "reduce"})
+        for (auto [nodes, per] : {std::pair<int, int>{2, 2}, {3, 2}, {4, 3}, {1, 5}})
+            for (std::size_t nseg : {1u, 3u, 10u})
+                for (int window : {1, 2, 8})
+                    for (unsigned seed = 1; seed <= 6; ++seed) {
+                        const int P = nodes * per, root = (P - 1) * (seed % 2);
+                        SchedWorld w;
+                        w.rng.seed(seed * 31 + nseg);
+                        w.ranks.resize(P);
+                        int finished = 0;
+                        std::vector<collx_op_t *> ops(P, nullptr);
+                        for (int r = 0; r < P; ++r) {
+                            auto &rk = w.ranks[r];
+                            rk.w = &w;
+                            rk.r = r;
+                            rk.stages = hier_stages(coll, r, nodes, per, root);
+                            rk.done.assign(rk.stages.size(), std::vector<char>(nseg, 0));
+                            rk.prev.assign(rk.stages.size(), -1);
+                            for (std::size_t i = 1; i < rk.stages.size(); ++i)
+                                rk.prev[i] = static_cast<int>(i) - 1;
+                            for (auto &st : rk.stages) {
+                                auto &m = w.members[st.channel];
+                                if (std::find(m.begin(), m.end(), r) == m.end()) m.push_back(r);
+                            }
+                        }
+                        for (int r = 0; r < P; ++r) {
+                            collx_notify_t n{[](void *c, int) { ++*static_cast<int *>(c); },
+                                             &finished};
+                            ck_assert_int_eq(collx_pipeline_start(w.ranks[r].stages.data(),
+                                                                  int(w.ranks[r].stages.size()),
+                                                                  nseg, window,
+                                                                  &SchedWorld::start,
+                                                                  &w.ranks[r], &n, &ops[r]),
+                                             COLLX_OK);
+                        }
+                        while (w.step()) {
+                        }
+                        ck_assert_msg(w.error.empty(), "%s %dx%d nseg %zu window %d: %s", coll,
+                                      nodes, per, nseg, window, w.error.c_str());
+                        ck_assert_msg(finished == P,
+                                      "%s %dx%d nseg %zu window %d: %d of %d ranks finished "
+                                      "(deadlock)",
+                                      coll, nodes, per, nseg, window, finished, P);
+                        for (int r = 0; r < P; ++r) {
+                            int st = -1;
+                            ck_assert_int_eq(collx_op_test(ops[r], &st), 1);
+                            ck_assert_int_eq(st, COLLX_OK);
+                            for (auto &d : w.ranks[r].done)
+                                for (char c : d) ck_assert(c);
+                            collx_op_free(ops[r]);
+                        }
+                    }
+}
+END_TEST
+
+// The window bounds how far a rank's first stage runs ahead of its last.
+START_TEST(pipeline_window_bounds_outstanding_segments) {
+    struct Ctx {
+        std::vector<void *> tokens[2];  // per stage, not yet completed
+        std::size_t max_ahead = 0, started[2] = {0, 0}, completed_last = 0;
+    } c;
+    collx_stage_t st[2] = {{0, 1}, {1, 2}};
+    collx_step_fn fn = [](void *ctx, int stage, std::size_t, void *token) {
+        Ctx *c = static_cast<Ctx *>(ctx);
+        c->tokens[stage].push_back(token);
+        ++c->started[stage];
+        c->max_ahead = std::max(c->max_ahead, c->started[0] - c->completed_last);
+        return 0;
+    };
+    collx_op_t *op = nullptr;
+    ck_assert_int_eq(collx_pipeline_start(st, 2, 20, 3, fn, &c, nullptr, &op), COLLX_OK);
+    // complete stage 0 eagerly, stage 1 one at a time
+    for (int guard = 0; guard < 1000; ++guard) {
+        while (!c.tokens[0].empty()) {
+            void *t = c.tokens[0].front();
+            c.tokens[0].erase(c.tokens[0].begin());
+            collx_xfer_complete(t, 0);
+        }
+        if (c.tokens[1].empty()) break;
+        void *t = c.tokens[1].front();
+        c.tokens[1].erase(c.tokens[1].begin());
+        ++c.completed_last;
+        collx_xfer_complete(t, 0);
+    }
+    int s = -1;
+    ck_assert_int_eq(collx_op_test(op, &s), 1);
+    ck_assert_uint_eq(c.started[0], 20);
+    ck_assert_uint_eq(c.started[1], 20);
+    ck_assert_uint_le(c.max_ahead, 3);
+    ck_assert_uint_ge(c.max_ahead, 2);
+    collx_op_free(op);
+    // a failed step start ends the schedule with an error
+    collx_step_fn bad = [](void *, int, std::size_t, void *) { return 1; };
+    ck_assert_int_eq(collx_pipeline_start(st, 2, 4, 3, bad, nullptr, nullptr, &op), COLLX_OK);
+    ck_assert_int_eq(collx_op_test(op, &s), 1);
+    ck_assert_int_ne(s, COLLX_OK);
+    collx_op_free(op);
+    ck_assert_int_eq(collx_pipeline_start(nullptr, 2, 4, 3, fn, &c, nullptr, &op), COLLX_ERR_ARG);
+}
+END_TEST
+
 int main() {
     Suite *s = suite_create("collx-core");
     TCase *trees = tcase_create("trees");
@@ -586,6 +782,11 @@ int main() {
     tcase_add_test(exec, capi_rejects_bad_arguments);
     tcase_add_test(exec, dtype_support_matches_what_start_refuses);
     suite_add_tcase(s, exec);
+    TCase *sched = tcase_create("schedule");
+    tcase_set_timeout(sched, 120);
+    tcase_add_test(sched, pipeline_schedule_keeps_channel_order_and_data_order);
+    tcase_add_test(sched, pipeline_window_bounds_outstanding_segments);
+    suite_add_tcase(s, sched);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

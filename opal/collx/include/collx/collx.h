@@ -131,6 +131,29 @@ int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void 
                           int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
                           collx_op_t **out);
 
+/* A pipelined schedule of sub-collective steps (hierarchical collectives).
+ * This rank takes part in `nstages` stages; stage i has a global `number`
+ * (the same on every member of its communicator; a segment flows through
+ * a rank's stages in increasing number) and a `channel`: the communicator
+ * it runs on, where every member must start its steps in the same order.
+ * Step (i, s) -- stage i on segment s -- starts when the rank's previous
+ * stage (by number) finished segment s and every step ordered before it
+ * on its channel has started; steps of a channel are ordered by (number
+ * + s, then stage index), the order of a lock-step pipeline, so every
+ * member starts them in one order and none waits on a later one.  At most
+ * `window` segments (raised to the rank's stage span + 1) are between the
+ * rank's first and last stage at a time.  fn(ctx, stage, segment, token)
+ * starts a step (0, or nonzero on failure) and reports its completion,
+ * even from inside the call, with collx_xfer_complete(token, status). */
+typedef struct collx_stage {
+    int number;
+    int channel;
+} collx_stage_t;
+typedef int (*collx_step_fn)(void *ctx, int stage, size_t segment, void *token);
+int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, int window,
+                         collx_step_fn fn, void *ctx, const collx_notify_t *notify,
+                         collx_op_t **out);
+
 /* 1 when the operation has finished (all its transfers completed); then
  * *status is COLLX_OK or the first error. */
 int collx_op_test(collx_op_t *op, int *status);

@@ -1,0 +1,20 @@
+// Schedules of sub-collective steps: the engine of hierarchical collectives.
+// A step starts when what it needs is finished (completion events, as the
+// executor's transfers) -- no step waits for a global barrier of a
+// lock-step pipeline.  See collx_pipeline_start in collx/collx.h.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "collx/collx.h"
+#include "executor.hpp"
+
+namespace collx {
+
+std::unique_ptr<Operation> make_pipeline(const std::vector<collx_stage_t> &stages, std::size_t nseg,
+                                         int window, collx_step_fn fn, void *ctx,
+                                         const collx_notify_t *notify);
+
+}  // namespace collx
