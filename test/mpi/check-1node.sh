@@ -77,6 +77,28 @@ step "hanx checker, pipelined over 3 levels with tiny segments" \
     local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_bcast_segment_size 100 \
     --mca coll_hanx_reduce_segment_size 56 --mca coll_hanx_allreduce_segment_size 16 \
     "$CHECKER" --quick --seed 13
+# non-blocking hierarchical collectives (the core's schedules)
+hanx_serves_nb() {  # hanx_serves_nb COLL: served once the hierarchy is built
+    local_run 60 4 --mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node 2 \
+        --mca coll_hanx_verbose 10 "$CHECKER" --quick --colls "barrier,$1" --max-count 1 2>&1 |
+        grep -q "coll:hanx: $1 "
+}
+for coll in ibcast ireduce iallreduce; do
+    step "hanx serves MPI_${coll^} (synthetic 2-rank nodes)" hanx_serves_nb $coll
+done
+step "hanx non-blocking (ibcast, ireduce, iallreduce, overlapped), 4 ranks as 2x2, $MATRIX_NAME" \
+    local_run 900 4 $HANX 2 "$CHECKER" --colls "$HANX_NB" $MATRIX
+step "hanx non-blocking, 5 ranks as 2+2+1 (imbalanced)" \
+    local_run 300 5 $HANX 2 "$CHECKER" --quick --colls "$HANX_NB" --seed 3
+step "hanx non-blocking, 7 ranks round-robin on 3 nodes" \
+    local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1 "$CHECKER" --quick --colls "$HANX_NB" --seed 5
+step "hanx non-blocking, 3 levels: 8 ranks as 2 nodes x 2 sockets x 2" \
+    local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 "$CHECKER" --quick --colls "$HANX_NB" --seed 7
+step "hanx non-blocking, 3 levels, imbalanced: 7 ranks as (3+1) + 3" \
+    local_run 300 7 $HANX 4 --mca coll_hanx_ranks_per_socket 3 "$CHECKER" --quick --colls "$HANX_NB" --seed 9
+step "hanx non-blocking, pipelined: tiny segments, 6 ranks as 3x2, big counts" \
+    local_run 600 6 $HANX 2 --mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 \
+    --mca coll_hanx_allreduce_segment_size 24 "$CHECKER" --quick --colls "$HANX_NB" --big --seed 11
 step "hanx: persistent collectives, each started 3 times with new data, 4 ranks as 2x2" \
     local_run 300 4 $HANX 2 "$CHECKER" --quick --colls persistent
 step "hanx over adaptx sub-communicators, 6 ranks as 3x2" \

@@ -300,6 +300,10 @@ int main(int argc, char **argv)
     }
     MPI_Comm c;
     MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    // a blocking collective first: components that build a hierarchy at
+    // their first blocking call (hanx) then run the outstanding
+    // non-blocking ones hierarchically
+    MPI_Barrier(c);
     long e2 = 0;
     for (int r = 0; r < rounds; r++) e2 += outstanding(c, m, r);
     MPI_Comm_free(&c);

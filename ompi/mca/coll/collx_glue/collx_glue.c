@@ -15,6 +15,7 @@
 #include "ompi/proc/proc.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
+#include "opal/threads/mutex.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
@@ -155,7 +156,8 @@ static int request_free(ompi_request_t **request)
     if (!REQUEST_COMPLETE(*request)) return MPI_ERR_REQUEST;
     if (r->op) collx_op_free(r->op);
     r->op = NULL;
-    free(r->args);
+    if (r->free_args) r->free_args(r->args);
+    else free(r->args);
     r->args = NULL;
     OMPI_REQUEST_FINI(*request);
     (*request)->req_state = OMPI_REQUEST_INVALID;
@@ -188,6 +190,7 @@ static collx_request_t *request_new(bool persistent)
     r->op = NULL;
     r->restart = NULL;
     r->args = NULL;
+    r->free_args = NULL;
     return r;
 }
 
@@ -236,9 +239,86 @@ collx_request_t *collx_glue_persistent_new(collx_restart_fn restart, void *args)
 
 void collx_glue_request_abandon(collx_request_t *r)
 {
+    if (r->free_args) r->free_args(r->args);
+    else free(r->args);
+    r->args = NULL;
     OMPI_REQUEST_FINI(&r->super.super);
     r->super.super.req_state = OMPI_REQUEST_INVALID;
     OBJ_RELEASE(r);
+}
+
+/* ---------------------------------------------------- watched sub-requests */
+
+typedef struct watched {
+    ompi_request_t *req;
+    void *token;
+} watched_t;
+
+static opal_mutex_t watch_lock = OPAL_MUTEX_STATIC_INIT;
+static watched_t *watch_list = NULL;
+static size_t watch_n = 0, watch_cap = 0;
+static volatile int watch_registered = 0;
+
+static int watch_progress(void)
+{
+    if (0 == watch_n) return 0; /* (a racy read: the next call sees it) */
+    watched_t done[64];
+    size_t nd = 0;
+    if (opal_mutex_trylock(&watch_lock)) return 0; /* another thread polls */
+    opal_atomic_rmb();
+    for (size_t i = 0; i < watch_n && nd < 64;) {
+        if (REQUEST_COMPLETE(watch_list[i].req)) {
+            done[nd++] = watch_list[i];
+            watch_list[i] = watch_list[--watch_n];
+        } else {
+            ++i;
+        }
+    }
+    opal_mutex_unlock(&watch_lock);
+    /* completions start the next steps, which watch new requests: unlocked */
+    for (size_t i = 0; i < nd; ++i) {
+        int status = done[i].req->req_status.MPI_ERROR;
+        ompi_request_free(&done[i].req);
+        collx_xfer_complete(done[i].token, MPI_SUCCESS == status ? 0 : status);
+    }
+    return (int)nd;
+}
+
+int collx_glue_watch(ompi_request_t *req, void *token)
+{
+    opal_mutex_lock(&watch_lock);
+    if (!watch_registered) {
+        int rc = opal_progress_register(watch_progress);
+        if (OPAL_SUCCESS != rc) {
+            opal_mutex_unlock(&watch_lock);
+            return rc;
+        }
+        watch_registered = 1;
+    }
+    if (watch_n == watch_cap) {
+        size_t cap = watch_cap ? 2 * watch_cap : 64;
+        watched_t *l = realloc(watch_list, cap * sizeof(*l));
+        if (NULL == l) {
+            opal_mutex_unlock(&watch_lock);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        watch_list = l;
+        watch_cap = cap;
+    }
+    watch_list[watch_n].req = req;
+    watch_list[watch_n].token = token;
+    ++watch_n;
+    opal_mutex_unlock(&watch_lock);
+    return OMPI_SUCCESS;
+}
+
+void collx_glue_watch_fini(void)
+{
+    if (watch_registered) opal_progress_unregister(watch_progress);
+    watch_registered = 0;
+    free(watch_list);
+    watch_list = NULL;
+    watch_n = watch_cap = 0;
 }
 
 /* ------------------------------------------------------------ show_help */

@@ -59,13 +59,17 @@ typedef struct collx_request_t {
      * MPI_Start (collx_*_start with `notify` and &req->op), and its
      * arguments, free()d with the request */
     int (*restart)(struct collx_request_t *req, const collx_notify_t *notify);
+    /* the call's own data, released with the request: by free_args when
+     * set, else by free() */
     void *args;
+    void (*free_args)(void *args);
 } collx_request_t;
 OBJ_CLASS_DECLARATION(collx_request_t);
 
 /* A new active collective request and the notification that completes it;
  * pass `notify` to collx_*_start with &req->op as the operation out-param.
- * On a failed start call collx_glue_request_abandon(req). */
+ * On a failed start call collx_glue_request_abandon(req) (which releases
+ * its args too). */
 collx_request_t *collx_glue_request_new(collx_notify_t *notify);
 void collx_glue_request_abandon(collx_request_t *req);
 
@@ -75,6 +79,17 @@ void collx_glue_request_abandon(collx_request_t *req);
  * `args`.  NULL (args not taken) when out of memory. */
 typedef int (*collx_restart_fn)(collx_request_t *req, const collx_notify_t *notify);
 collx_request_t *collx_glue_persistent_new(collx_restart_fn restart, void *args);
+
+/* Sub-requests of collx schedules (collx_pipeline_start): `req`, a
+ * non-blocking collective a step started on a sub-communicator, is watched
+ * from Open MPI's progress engine; once complete it is freed and
+ * collx_xfer_complete(token, status) reports it.  Watching polls the
+ * requests' completion flags (no completion callback: a callback would run
+ * inside the progress of the module that owns the request).  The progress
+ * function is registered at the first watch; collx_glue_watch_fini (at
+ * component close) unregisters it. */
+int collx_glue_watch(ompi_request_t *req, void *token);
+void collx_glue_watch_fini(void);
 
 /* Node number of every rank of `comm` (the lowest rank of its node),
  * from Open MPI's locality information and one allgather on `comm`: call
@@ -96,7 +111,8 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
 /* What ran before a collx module on a communicator, per collective it
  * provides: the cases it does not handle go there. */
 #define COLLX_PREV_APIS(X)                                                                 \
-    X(bcast) X(reduce) X(allreduce) X(ibcast) X(ireduce) X(iallreduce) X(allgather)        \
+    X(bcast) X(reduce) X(allreduce) X(ibcast) X(ireduce) X(iallreduce) X(ibarrier)        \
+    X(allgather)                                                                           \
     X(allgatherv) X(gather) X(gatherv) X(scatter) X(scatterv) X(barrier) X(reduce_scatter) \
     X(reduce_scatter_block) X(scan) X(exscan) X(alltoall) X(alltoallv) X(bcast_init)         \
     X(reduce_init) X(allreduce_init)

@@ -6,8 +6,9 @@
  * here.
  *
  *   coll_hanx_module.c   hierarchy (levels, tables), lifetime, selection
- *   coll_hanx_pipeline.c bcast, reduce, allreduce, barrier: per-level stages
- *                        pipelined over segments
+ *   coll_hanx_pipeline.c bcast, reduce, allreduce, barrier and their
+ *                        non-blocking forms: per-level stages pipelined over
+ *                        segments (lock-step, or on the core's schedules)
  *   coll_hanx_gather.c   gather(v), allgather(v), scatter(v), alltoall(v):
  *                        packed blocks through the node leaders
  *   coll_hanx_scan.c     reduce_scatter(_block), scan, exscan
@@ -18,6 +19,7 @@
 
 #include "ompi_config.h"
 
+#include <pthread.h>
 #include <stdint.h>
 
 #include "mpi.h"
@@ -60,8 +62,28 @@ COLLX_COMPONENT_EXPORT extern mca_coll_hanx_component_t mca_coll_hanx_component;
  * represent my level-(k-1) group.  Level 0 holds every rank; the last
  * level holds the node leaders.  node: the node level as one
  * communicator (== lvl[0] with 2 levels). */
+/* Non-blocking calls on one sub-communicator must start their
+ * collectives there in one order on every member, call after call: a
+ * channel hands the turn to the calls in the order they were made (each
+ * posts all its steps there before the next posts any); steps that come
+ * early wait in `deferred` (coll_hanx_pipeline.c). */
+struct hanx_nb;
+typedef struct hanx_deferred {
+    struct hanx_nb *call;
+    int stage;
+    size_t seg;
+    void *token;
+} hanx_deferred_t;
+typedef struct hanx_chan {
+    struct hanx_nb **calls; /* registered calls, in call order; [0] has the turn */
+    size_t ncalls, cap_calls;
+    hanx_deferred_t *deferred; /* steps waiting for their call's turn, in order */
+    size_t ndeferred, cap_deferred;
+} hanx_chan_t;
+
 typedef struct hanx_view {
     char *low, *up;
+    hanx_chan_t chan[HANX_MAX_LEVELS]; /* per level: the turn of non-blocking calls */
     struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
     struct ompi_communicator_t *node;
     int failed;        /* could not be made: the first view serves instead */
@@ -92,6 +114,11 @@ typedef struct mca_coll_hanx_module_t {
     int my_node;
     int max_node_size;
     int blocks;        /* every group of every level holds contiguous ranks */
+    /* non-blocking calls: the channels' lock, and how many registrations
+     * (call x channel) still have steps to start; a blocking call waits for
+     * 0 before it uses the sub-communicators */
+    pthread_mutex_t nb_lock;
+    volatile int nb_unposted;
 } mca_coll_hanx_module_t;
 OBJ_CLASS_DECLARATION(mca_coll_hanx_module_t);
 
@@ -115,6 +142,21 @@ int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *c
 typedef struct hanx_choice hanx_choice_t;
 int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
                       const char *collective, size_t bytes, hanx_choice_t *choice);
+
+/* Progress until every non-blocking call has started all its steps on the
+ * sub-communicators (before a blocking call uses them). */
+void mca_coll_hanx_nb_drain(mca_coll_hanx_module_t *m);
+/* Release the channels of a view. */
+void mca_coll_hanx_chan_free(hanx_view_t *v);
+
+/* The same for a non-blocking call: never builds anything (that would
+ * wait for the other ranks), so NULL -- the previous module -- until a
+ * blocking collective built the hierarchy, or where the tuning says
+ * "previous"; else the view (set of sub-communicators) to run on, the first
+ * one where the rule's view is not made yet.  *choice receives the choice. */
+struct hanx_view *mca_coll_hanx_use_nb(mca_coll_hanx_module_t *m,
+                                       struct ompi_communicator_t *comm, const char *collective,
+                                       size_t bytes, hanx_choice_t *choice);
 
 /* Memory for `count` elements of dtype; returns the address to use as the
  * buffer (shifted by the true lower bound), *to_free what to free(). */
@@ -171,6 +213,23 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module);
 int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+
+/* Non-blocking forms of the four above: the same stages on the core's
+ * schedule engine (coll_hanx_pipeline.c); the previous module's while the
+ * hierarchy is not built yet, and where the blocking form would not run
+ * the levels (tuning "previous", rank order, scratch-unsafe datatypes). */
+int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                         struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *module);
+int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module);
+int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
+                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm, ompi_request_t **request,
+                             mca_coll_base_module_t *module);
+int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module);
 
 int mca_coll_hanx_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          int rcount, struct ompi_datatype_t *rdtype, int root,

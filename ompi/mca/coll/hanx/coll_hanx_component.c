@@ -38,6 +38,7 @@ static int hanx_open(void)
 static int hanx_close(void)
 {
     mca_coll_hanx_tuning_close();
+    collx_glue_watch_fini();
     collx_glue_close_output(&mca_coll_hanx_component.output);
     return OMPI_SUCCESS;
 }

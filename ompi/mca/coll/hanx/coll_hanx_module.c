@@ -39,6 +39,7 @@ static void free_subcomms(mca_coll_hanx_module_t *m)
 {
     for (int v = 0; v < m->nviews; ++v) {
         free_comms(m->view[v].lvl, &m->view[v].node);
+        mca_coll_hanx_chan_free(&m->view[v]);
         free(m->view[v].low);
         free(m->view[v].up);
     }
@@ -112,12 +113,15 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
     m->hier_state = HIER_UNBUILT;
     m->nlevels = 0;
     for (int k = 0; k < HANX_MAX_LEVELS; ++k) m->leader[k] = m->rank_in[k] = NULL;
+    memset(m->view, 0, sizeof(m->view));
     m->nviews = m->views_full_said = 0;
     m->cur = NULL;
     m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
     m->nnodes = m->max_node_size = 0;
     m->my_node = -1;
     m->blocks = 0;
+    pthread_mutex_init(&m->nb_lock, NULL);
+    m->nb_unposted = 0;
 }
 
 static void hanx_module_destruct(mca_coll_hanx_module_t *m)
@@ -125,6 +129,7 @@ static void hanx_module_destruct(mca_coll_hanx_module_t *m)
     live_remove(m);
     free_subcomms(m);
     collx_glue_release_prev(&m->prev);
+    pthread_mutex_destroy(&m->nb_lock);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_hanx_module_t, mca_coll_base_module_t, hanx_module_construct,
@@ -135,6 +140,7 @@ static int hanx_enable(mca_coll_base_module_t *module, struct ompi_communicator_
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
 #define HANX_SAVE(api) COLLX_SAVE_PREV(m->prev, comm, api);
     HANX_SAVE(bcast) HANX_SAVE(reduce) HANX_SAVE(allreduce) HANX_SAVE(barrier)
+    HANX_SAVE(ibcast) HANX_SAVE(ireduce) HANX_SAVE(iallreduce) HANX_SAVE(ibarrier)
     HANX_SAVE(gather) HANX_SAVE(gatherv) HANX_SAVE(allgather) HANX_SAVE(allgatherv)
     HANX_SAVE(scatter) HANX_SAVE(scatterv) HANX_SAVE(alltoall) HANX_SAVE(alltoallv)
     HANX_SAVE(reduce_scatter) HANX_SAVE(reduce_scatter_block) HANX_SAVE(scan) HANX_SAVE(exscan)
@@ -157,6 +163,10 @@ mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *com
     m->super.coll_reduce = mca_coll_hanx_reduce;
     m->super.coll_allreduce = mca_coll_hanx_allreduce;
     m->super.coll_barrier = mca_coll_hanx_barrier;
+    m->super.coll_ibcast = mca_coll_hanx_ibcast;
+    m->super.coll_ireduce = mca_coll_hanx_ireduce;
+    m->super.coll_iallreduce = mca_coll_hanx_iallreduce;
+    m->super.coll_ibarrier = mca_coll_hanx_ibarrier;
     m->super.coll_gather = mca_coll_hanx_gather;
     m->super.coll_gatherv = mca_coll_hanx_gatherv;
     m->super.coll_allgather = mca_coll_hanx_allgather;
@@ -428,15 +438,17 @@ static int make_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm
 }
 
 /* Point m->cur at the view of these preferences (NULL: the MCA
- * parameters'), making it at its first use. */
-static void use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                     const char *low, const char *up)
+ * parameters'), making it at its first use -- unless !may_create (a
+ * non-blocking call, which must not wait for the other ranks): then a view
+ * not made yet is served by the first. */
+static hanx_view_t *use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                             const char *low, const char *up, int may_create)
 {
     char want_low[512], want_up[512];
     hanx_view_t *v = &m->view[0];
     if (NULL == low && NULL == up) {
         m->cur = v;
-        return;
+        return v;
     }
     level_preference(low ? low : m->view[0].low, want_low, sizeof(want_low));
     level_preference(up ? up : m->view[0].up, want_up, sizeof(want_up));
@@ -444,6 +456,9 @@ static void use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm
     while (i < m->nviews && (strcmp(m->view[i].low, want_low) || strcmp(m->view[i].up, want_up))) ++i;
     if (i < m->nviews) {
         if (!m->view[i].failed) v = &m->view[i];
+    } else if (!may_create) {
+        HANX_LOG(10, "coll:hanx: %s: low \"%s\", up \"%s\" not made yet: a non-blocking call "
+                     "runs on the first sub-communicators", comm->c_name, want_low, want_up);
     } else if (m->nviews == HANX_MAX_VIEWS) {
         if (!m->views_full_said++)
             HANX_LOG(1, "coll:hanx: %s: already %d sets of sub-communicators; low \"%s\", up "
@@ -483,12 +498,16 @@ static void use_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm
         }
     }
     m->cur = v;
+    return v;
 }
 
 int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     if (HIER_UNBUILT == m->hier_state) build_hierarchy(m, comm);
-    return HIER_READY == m->hier_state;
+    if (HIER_READY != m->hier_state) return 0;
+    /* the sub-communicators' collectives start in call order */
+    mca_coll_hanx_nb_drain(m);
+    return 1;
 }
 
 int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
@@ -499,12 +518,32 @@ int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
     mca_coll_hanx_choose(m, collective, bytes, &ch);
     if (choice) *choice = ch;
     if (NULL == ch.algorithm || strcmp(ch.algorithm, "previous")) {
-        use_view(m, comm, ch.low, ch.up);
+        use_view(m, comm, ch.low, ch.up, 1);
         return 1;
     }
     HANX_LOG(10, "coll:hanx: %s of %zu bytes on %s: previous module (tuning)", collective,
              bytes, comm->c_name);
     return 0;
+}
+
+hanx_view_t *mca_coll_hanx_use_nb(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                                  const char *collective, size_t bytes, hanx_choice_t *choice)
+{
+    if (HIER_READY != m->hier_state) {
+        /* building it would wait for the other ranks inside a call that
+         * must not: the previous module serves until a blocking collective
+         * has built it */
+        HANX_LOG(10, "coll:hanx: i%s on %s: hierarchy not built yet (a blocking collective "
+                     "builds it): previous module", collective, comm->c_name);
+        return NULL;
+    }
+    mca_coll_hanx_choose(m, collective, bytes, choice);
+    if (NULL != choice->algorithm && !strcmp(choice->algorithm, "previous")) {
+        HANX_LOG(10, "coll:hanx: i%s of %zu bytes on %s: previous module (tuning)", collective,
+                 bytes, comm->c_name);
+        return NULL;
+    }
+    return use_view(m, comm, choice->low, choice->up, 0);
 }
 
 int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_op_t *op)

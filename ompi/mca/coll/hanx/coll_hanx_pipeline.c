@@ -9,39 +9,68 @@
  * groups, then down the others; a reduce goes up).  With the message cut
  * into segments, step t runs stage j on segment t - j: while the leaders
  * move segment s between nodes, the node below already spreads segment s-1.
- * Level-0 stages run blocking, higher ones non-blocking, waited for at the
- * end of the step; since every member of a communicator runs its stage at
- * the same step and in the same order, the i-collectives of one step can
- * only wait on stages of the same or earlier steps: no deadlock.
+ * Blocking calls run it lock-step: level-0 stages blocking, higher ones
+ * non-blocking, waited for at the end of the step; since every member of a
+ * communicator runs its stage at the same step and in the same order, the
+ * i-collectives of one step can only wait on stages of the same or earlier
+ * steps: no deadlock.  Non-blocking calls (ibcast, ireduce, iallreduce,
+ * ibarrier) run the same stages on the core's schedule engine: each
+ * (stage, segment) starts when its inputs are done, in the same order per
+ * communicator, progressed by Open MPI's progress engine.
  */
 #include "ompi_config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll_hanx.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/op/op.h"
 #include "ompi/request/request.h"
+#include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
-enum stage_kind { ST_BCAST, ST_REDUCE, ST_ALLREDUCE };
+enum stage_kind { ST_BCAST, ST_REDUCE, ST_ALLREDUCE, ST_BARRIER, ST_SEND, ST_RECV };
+
+#define HANX_P2P (-1) /* the level of a point-to-point stage (on comm itself) */
+#define HANX_MAX_STAGES (2 * HANX_MAX_LEVELS + 2)
 
 typedef struct stage {
     int number;          /* global stage number */
-    int level;
+    int level;           /* HANX_P2P: a message on comm */
     enum stage_kind kind;
-    int root;            /* in the level communicator */
+    int root;            /* in the level communicator; the peer of a message */
     const char *sbuf;    /* MPI_IN_PLACE, or the segment-0 address */
     char *rbuf;          /* segment-0 address (may be NULL where unused) */
 } stage_t;
 
+/* One call's stages, built once, run by the lock-step loop (blocking) or
+ * by the core's schedule engine (non-blocking). */
 typedef struct pipeline {
-    stage_t st[2 * HANX_MAX_LEVELS + 1];
+    stage_t st[HANX_MAX_STAGES];
     int n;
     struct ompi_datatype_t *dtype;
     struct ompi_op_t *op;
+    hanx_view_t *view;                /* the sub-communicators of this call */
+    struct ompi_communicator_t *comm; /* for point-to-point stages */
+    int tag;                          /* of point-to-point stages */
+    size_t count, seg_count;          /* elements; per segment (0: one segment) */
 } pipeline_t;
+
+static void pipeline_init(pipeline_t *p, hanx_view_t *v, struct ompi_communicator_t *comm,
+                          struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t count,
+                          int tag)
+{
+    p->n = 0;
+    p->dtype = dtype;
+    p->op = op;
+    p->view = v;
+    p->comm = comm;
+    p->tag = tag;
+    p->count = count;
+    p->seg_count = 0;
+}
 
 static void add_stage(pipeline_t *p, int number, int level, enum stage_kind kind, int root,
                       const void *sbuf, void *rbuf)
@@ -61,53 +90,80 @@ static const char *shift(const void *base, size_t off)
     return (const char *)base + off;
 }
 
-/* Run stage s on elements [first, first + n). */
-static int run_stage(mca_coll_hanx_module_t *m, const pipeline_t *p, const stage_t *s,
-                     size_t first, int n, ompi_request_t **req)
+/* Run stage s on elements [first, first + n): blocking when req is NULL,
+ * else started with its request in *req. */
+static int run_stage(const pipeline_t *p, const stage_t *s, size_t first, int n,
+                     ompi_request_t **req)
 {
     const size_t off = first * (size_t)mca_coll_hanx_extent(p->dtype);
     const void *sb = shift(s->sbuf, off);
     void *rb = (void *)shift(s->rbuf, off);
-    const int k = s->level;
+    struct ompi_communicator_t *c = HANX_P2P == s->level ? p->comm : p->view->lvl[s->level];
+    mca_coll_base_comm_coll_t *cc = c->c_coll;
     switch (s->kind) {
     case ST_BCAST:
-        return req ? HANX_ILVL(m, k, ibcast, req, rb, n, p->dtype, s->root)
-                   : HANX_LVL(m, k, bcast, rb, n, p->dtype, s->root);
+        return req ? cc->coll_ibcast(rb, n, p->dtype, s->root, c, req, cc->coll_ibcast_module)
+                   : cc->coll_bcast(rb, n, p->dtype, s->root, c, cc->coll_bcast_module);
     case ST_REDUCE:
-        return req ? HANX_ILVL(m, k, ireduce, req, sb, rb, n, p->dtype, p->op, s->root)
-                   : HANX_LVL(m, k, reduce, sb, rb, n, p->dtype, p->op, s->root);
+        return req ? cc->coll_ireduce(sb, rb, n, p->dtype, p->op, s->root, c, req,
+                                      cc->coll_ireduce_module)
+                   : cc->coll_reduce(sb, rb, n, p->dtype, p->op, s->root, c,
+                                     cc->coll_reduce_module);
     case ST_ALLREDUCE:
-        return req ? HANX_ILVL(m, k, iallreduce, req, sb, rb, n, p->dtype, p->op)
-                   : HANX_LVL(m, k, allreduce, sb, rb, n, p->dtype, p->op);
+        return req ? cc->coll_iallreduce(sb, rb, n, p->dtype, p->op, c, req,
+                                         cc->coll_iallreduce_module)
+                   : cc->coll_allreduce(sb, rb, n, p->dtype, p->op, c, cc->coll_allreduce_module);
+    case ST_BARRIER:
+        return req ? cc->coll_ibarrier(c, req, cc->coll_ibarrier_module)
+                   : cc->coll_barrier(c, cc->coll_barrier_module);
+    case ST_SEND:
+        return req ? MCA_PML_CALL(isend(sb, n, p->dtype, s->root, p->tag,
+                                        MCA_PML_BASE_SEND_STANDARD, c, req))
+                   : MCA_PML_CALL(send(sb, n, p->dtype, s->root, p->tag,
+                                       MCA_PML_BASE_SEND_STANDARD, c));
+    case ST_RECV:
+        return req ? MCA_PML_CALL(irecv(rb, n, p->dtype, s->root, p->tag, c, req))
+                   : MCA_PML_CALL(recv(rb, n, p->dtype, s->root, p->tag, c, MPI_STATUS_IGNORE));
     }
     return OMPI_ERR_BAD_PARAM;
 }
 
-static int run_pipeline(mca_coll_hanx_module_t *m, const pipeline_t *p, size_t count,
-                        size_t seg_count)
+static size_t nsegments(const pipeline_t *p)
 {
-    if (0 == count || 0 == p->n) return OMPI_SUCCESS;
-    if (0 == seg_count || seg_count > count) seg_count = count;
-    if (seg_count > INT32_MAX) seg_count = INT32_MAX;
-    const size_t nseg = (count + seg_count - 1) / seg_count;
+    if (0 == p->count || 0 == p->n) return 0;
+    return (p->count + p->seg_count - 1) / p->seg_count;
+}
+
+/* elements of segment seg */
+static int seg_len(const pipeline_t *p, size_t seg)
+{
+    const size_t first = seg * p->seg_count;
+    return (int)(p->count - first < p->seg_count ? p->count - first : p->seg_count);
+}
+
+/* The lock-step loop of the blocking calls: step t runs stage j on segment
+ * t - j; the non-blocking stages of a step are posted, then the blocking
+ * (level-0) ones run in stage order, then the step waits for all. */
+static int run_pipeline(const pipeline_t *p)
+{
+    const size_t nseg = nsegments(p);
+    if (0 == nseg) return OMPI_SUCCESS;
     int last = 0;
     for (int i = 0; i < p->n; ++i)
         if (p->st[i].number > last) last = p->st[i].number;
-    ompi_request_t *reqs[2 * HANX_MAX_LEVELS + 1];
+    ompi_request_t *reqs[HANX_MAX_STAGES];
     int rc = OMPI_SUCCESS;
     for (size_t t = 0; t < nseg + (size_t)last && OMPI_SUCCESS == rc; ++t) {
         int nreq = 0;
-        /* first post the non-blocking stages of this step, then run the
-         * blocking (level-0) ones in stage order, then wait */
         for (int pass = 0; pass < 2 && OMPI_SUCCESS == rc; ++pass)
             for (int i = 0; i < p->n && OMPI_SUCCESS == rc; ++i) {
                 const stage_t *s = &p->st[i];
                 if ((size_t)s->number > t || t - (size_t)s->number >= nseg) continue;
                 const int blocking = 1 == nseg || 0 == s->level;
                 if (blocking != pass) continue;
-                const size_t seg = t - (size_t)s->number, first = seg * seg_count;
-                const int n = (int)(count - first < seg_count ? count - first : seg_count);
-                rc = run_stage(m, p, s, first, n, blocking ? NULL : &reqs[nreq]);
+                const size_t seg = t - (size_t)s->number;
+                rc = run_stage(p, s, seg * p->seg_count, seg_len(p, seg),
+                               blocking ? NULL : &reqs[nreq]);
                 if (!blocking && OMPI_SUCCESS == rc) ++nreq;
             }
         if (nreq) {
@@ -118,27 +174,243 @@ static int run_pipeline(mca_coll_hanx_module_t *m, const pipeline_t *p, size_t c
     return rc;
 }
 
-/* Elements per pipeline segment; 0: one segment (no i-collectives).
+/* ------------------------------------------------ non-blocking calls
+ * The same stages run by the core's schedule engine (collx_pipeline_start):
+ * each (stage, segment) starts as the non-blocking collective of its level
+ * when its segment's previous stage is done and the steps before it on the
+ * same communicator have started, and its request is watched from the
+ * progress engine.  At most HANX_NB_WINDOW segments are in flight per call
+ * beyond the pipeline's depth. */
+#define HANX_NB_WINDOW 4
+
+typedef struct hanx_nb {
+    pipeline_t p;
+    mca_coll_hanx_module_t *m;
+    char *to_free;                 /* the call's scratch buffer */
+    size_t steps[HANX_MAX_LEVELS]; /* per level: steps to start there */
+    size_t started[HANX_MAX_LEVELS];
+} hanx_nb_t;
+
+static void nb_free(void *a)
+{
+    hanx_nb_t *c = a;
+    free(c->to_free);
+    free(c);
+}
+
+static int grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap) return 0;
+    size_t nc = *cap ? 2 * *cap : 8;
+    void *a = realloc(*arr, nc * elem);
+    if (NULL == a) return -1;
+    *arr = a;
+    *cap = nc;
+    return 0;
+}
+
+/* Start one step now. */
+static int post_step(hanx_nb_t *c, int stage, size_t seg, void *token)
+{
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    int rc = run_stage(&c->p, &c->p.st[stage], seg * c->p.seg_count, seg_len(&c->p, seg), &req);
+    if (OMPI_SUCCESS != rc) return rc;
+    return collx_glue_watch(req, token);
+}
+
+/* A step of the call holding the turn of channel ch was started: once the
+ * call has started all its steps there, the turn passes to the next call,
+ * whose deferred steps start now, in order.  (Lock held.)  A step that
+ * fails to start is returned in *failed (reported after the unlock). */
+static void chan_started(hanx_chan_t *ch, int k, hanx_nb_t *c, mca_coll_hanx_module_t *m,
+                         hanx_deferred_t *failed, size_t *nfailed)
+{
+    while (ch->ncalls && ch->calls[0]->started[k] == ch->calls[0]->steps[k]) {
+        memmove(ch->calls, ch->calls + 1, (ch->ncalls - 1) * sizeof(*ch->calls));
+        --ch->ncalls;
+        --m->nb_unposted;
+        if (0 == ch->ncalls) break;
+        hanx_nb_t *next = ch->calls[0];
+        size_t keep = 0;
+        for (size_t i = 0; i < ch->ndeferred; ++i) {
+            hanx_deferred_t d = ch->deferred[i];
+            if (d.call != next) {
+                ch->deferred[keep++] = d;
+                continue;
+            }
+            ++next->started[k];
+            if (OMPI_SUCCESS != post_step(next, d.stage, d.seg, d.token) && *nfailed < 64)
+                failed[(*nfailed)++] = d;
+        }
+        ch->ndeferred = keep;
+    }
+    (void)c;
+}
+
+static int nb_step(void *ctx, int stage, size_t seg, void *token)
+{
+    hanx_nb_t *c = ctx;
+    const int k = c->p.st[stage].level;
+    if (HANX_P2P == k) return post_step(c, stage, seg, token); /* a tag of its own */
+    mca_coll_hanx_module_t *m = c->m;
+    hanx_chan_t *ch = &c->p.view->chan[k];
+    hanx_deferred_t failed[64];
+    size_t nfailed = 0;
+    int rc = OMPI_SUCCESS;
+    pthread_mutex_lock(&m->nb_lock);
+    if (ch->ncalls && ch->calls[0] == c) {
+        ++c->started[k];
+        rc = post_step(c, stage, seg, token);
+        chan_started(ch, k, c, m, failed, &nfailed);
+    } else if (grow((void **)&ch->deferred, &ch->cap_deferred, ch->ndeferred,
+                    sizeof(*ch->deferred))) {
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+    } else {
+        ch->deferred[ch->ndeferred++] = (hanx_deferred_t){c, stage, seg, token};
+    }
+    pthread_mutex_unlock(&m->nb_lock);
+    for (size_t i = 0; i < nfailed; ++i) collx_xfer_complete(failed[i].token, OMPI_ERROR);
+    return rc;
+}
+
+/* Take the call's turns on the channels of its levels, in call order. */
+static int nb_register(hanx_nb_t *c, size_t nseg)
+{
+    mca_coll_hanx_module_t *m = c->m;
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) c->steps[k] = c->started[k] = 0;
+    for (int i = 0; i < c->p.n; ++i)
+        if (HANX_P2P != c->p.st[i].level) c->steps[c->p.st[i].level] += nseg;
+    int rc = OMPI_SUCCESS;
+    pthread_mutex_lock(&m->nb_lock);
+    for (int k = 0; k < HANX_MAX_LEVELS && OMPI_SUCCESS == rc; ++k) {
+        if (0 == c->steps[k]) continue;
+        hanx_chan_t *ch = &c->p.view->chan[k];
+        if (grow((void **)&ch->calls, &ch->cap_calls, ch->ncalls, sizeof(*ch->calls))) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE; /* (before any step started: none registered) */
+            break;
+        }
+        ch->calls[ch->ncalls++] = c;
+        ++m->nb_unposted;
+    }
+    pthread_mutex_unlock(&m->nb_lock);
+    return rc;
+}
+
+/* Undo nb_register of a call that started no step: it is the last of
+ * every channel it joined. */
+static void nb_unregister(hanx_nb_t *c)
+{
+    mca_coll_hanx_module_t *m = c->m;
+    pthread_mutex_lock(&m->nb_lock);
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
+        hanx_chan_t *ch = &c->p.view->chan[k];
+        if (c->steps[k] && ch->ncalls && ch->calls[ch->ncalls - 1] == c) {
+            --ch->ncalls;
+            --m->nb_unposted;
+        }
+    }
+    pthread_mutex_unlock(&m->nb_lock);
+}
+
+void mca_coll_hanx_nb_drain(mca_coll_hanx_module_t *m)
+{
+    while (m->nb_unposted > 0) opal_progress();
+}
+
+void mca_coll_hanx_chan_free(hanx_view_t *v)
+{
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
+        free(v->chan[k].calls);
+        free(v->chan[k].deferred);
+        memset(&v->chan[k], 0, sizeof(v->chan[k]));
+    }
+}
+
+/* Start p as a non-blocking collective; takes to_free (also on failure). */
+static int start_nb(mca_coll_hanx_module_t *m, const pipeline_t *p, char *to_free,
+                    ompi_request_t **request)
+{
+    hanx_nb_t *c = malloc(sizeof(*c));
+    if (NULL == c) {
+        free(to_free);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    c->p = *p;
+    c->m = m;
+    c->to_free = to_free;
+    collx_notify_t n;
+    collx_request_t *r = collx_glue_request_new(&n);
+    if (NULL == r) {
+        nb_free(c);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    r->args = c;
+    r->free_args = nb_free;
+    int rc = nb_register(c, nsegments(p));
+    if (OMPI_SUCCESS != rc) {
+        nb_unregister(c);
+        collx_glue_request_abandon(r); /* frees args */
+        return rc;
+    }
+    collx_stage_t cs[HANX_MAX_STAGES];
+    for (int i = 0; i < p->n; ++i) {
+        cs[i].number = p->st[i].number;
+        cs[i].channel = p->st[i].level; /* one channel per communicator */
+    }
+    rc = collx_pipeline_start(cs, p->n, nsegments(p), HANX_NB_WINDOW, nb_step, c, &n, &r->op);
+    if (COLLX_OK != rc) { /* (only out of memory, before any step started) */
+        nb_unregister(c);
+        collx_glue_request_abandon(r);
+        return collx_glue_rc(rc);
+    }
+    *request = &r->super.super;
+    return OMPI_SUCCESS;
+}
+
+/* Elements per pipeline segment (count: one segment).
  *
  * Open MPI 4.1.4's libnbc ireduce/iallreduce (what serves the upper levels'
  * i-collectives) allocate their scratch buffers without shifting them by
  * the datatype's true lower bound, like tuned's ring allreduce: a datatype
  * whose data starts past its origin corrupts the heap there.  Such
- * reductions run unsegmented, with blocking collectives only. */
+ * reductions run unsegmented, with blocking collectives only (and their
+ * non-blocking forms go to the previous module). */
 static size_t segment_count(const hanx_choice_t *ch, int mca_bytes, int reduction,
-                            struct ompi_datatype_t *dtype)
+                            struct ompi_datatype_t *dtype, size_t count)
 {
     size_t type_size = mca_coll_hanx_bytes(dtype, 1);
     size_t seg_bytes = mca_bytes ? (size_t)mca_bytes : ch->segment_bytes;
-    if (0 == type_size) return 0;
-    if (reduction && mca_coll_hanx_scratch_unsafe(dtype)) return 0;
-    if (0 == seg_bytes) return 0;
-    return seg_bytes < type_size ? 1 : seg_bytes / type_size;
+    size_t n = 0;
+    if (0 == type_size || (reduction && mca_coll_hanx_scratch_unsafe(dtype)) || 0 == seg_bytes)
+        n = count;
+    else
+        n = seg_bytes < type_size ? 1 : seg_bytes / type_size;
+    if (0 == n || n > count) n = count;
+    if (n > INT32_MAX) n = INT32_MAX;
+    return n ? n : 1;
 }
 
-static int mine(mca_coll_hanx_module_t *m, int k) { return NULL != m->cur->lvl[k]; }
+static int mine(const hanx_view_t *v, int k) { return NULL != v->lvl[k]; }
 
 /* ------------------------------------------------------------- bcast */
+
+static void build_bcast(mca_coll_hanx_module_t *m, pipeline_t *p, void *buf, int root,
+                        struct ompi_communicator_t *comm)
+{
+    const int L = m->nlevels, rank = ompi_comm_rank(comm);
+    const hanx_view_t *v = p->view;
+    /* up the root's groups (stage k at level k) as far as the root is not
+     * its group's leader yet, then down the others (stage 2(L-1)-k at level
+     * k) -- a root's group that it leads is served on the way down */
+    for (int k = 0; k < L; ++k) {
+        if (!mine(v, k) || ompi_comm_size(v->lvl[k]) < 2) continue;
+        const int root_here = m->rank_in[k][root];
+        if (m->leader[k][rank] == m->leader[k][root] && (k == L - 1 || 0 != root_here))
+            add_stage(p, k, k, ST_BCAST, root_here, NULL, buf);
+        else
+            add_stage(p, 2 * (L - 1) - k, k, ST_BCAST, 0, NULL, buf);
+    }
+}
 
 int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -148,24 +420,76 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     if (!mca_coll_hanx_use(m, comm, "bcast", mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
         return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
     HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s", count, root, comm->c_name);
-    const int L = m->nlevels, rank = ompi_comm_rank(comm);
-    pipeline_t p = {.n = 0, .dtype = dtype, .op = NULL};
-    /* up the root's groups (stage k at level k) as far as the root is not
-     * its group's leader yet, then down the others (stage 2(L-1)-k at level
-     * k) -- a root's group that it leads is served on the way down */
-    for (int k = 0; k < L; ++k) {
-        if (!mine(m, k) || ompi_comm_size(m->cur->lvl[k]) < 2) continue;
-        const int root_here = m->rank_in[k][root];
-        if (m->leader[k][rank] == m->leader[k][root] && (k == L - 1 || 0 != root_here))
-            add_stage(&p, k, k, ST_BCAST, root_here, NULL, buf);
-        else
-            add_stage(&p, 2 * (L - 1) - k, k, ST_BCAST, 0, NULL, buf);
-    }
-    return run_pipeline(m, &p, (size_t)count,
-                        segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype));
+    pipeline_t p;
+    pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
+    build_bcast(m, &p, buf, root, comm);
+    p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
+                                (size_t)count);
+    return run_pipeline(&p);
+}
+
+int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
+                         struct ompi_communicator_t *comm, ompi_request_t **request,
+                         mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    hanx_choice_t ch;
+    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, "bcast",
+                                          mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
+    if (NULL == v)
+        return m->prev.ibcast(buf, count, dtype, root, comm, request, m->prev.ibcast_module);
+    HANX_LOG(10, "coll:hanx: ibcast count %d root %d on %s", count, root, comm->c_name);
+    pipeline_t p;
+    pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
+    build_bcast(m, &p, buf, root, comm);
+    p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
+                                (size_t)count);
+    return start_nb(m, &p, NULL, request);
 }
 
 /* ------------------------------------------------------------ reduce */
+
+/* Stages of a reduce; *to_free: the scratch buffer it allocated (the
+ * caller frees it after the call). */
+static int build_reduce(mca_coll_hanx_module_t *m, pipeline_t *p, const void *sbuf, void *rbuf,
+                        int root, struct ompi_communicator_t *comm, char **to_free)
+{
+    const int L = m->nlevels, rank = ompi_comm_rank(comm);
+    const hanx_view_t *v = p->view;
+    /* the root's representative at the top level ends up with the result */
+    const int holder = m->leader[L - 2][root];
+    const int i_am_root = rank == root;
+    const void *my_data = (i_am_root && MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
+    int represents = 0; /* I take part above level 0 */
+    for (int k = 1; k < L; ++k) represents |= mine(v, k);
+    char *acc = NULL;
+    *to_free = NULL;
+    if (i_am_root && rank == holder) acc = rbuf;
+    else if (represents) acc = mca_coll_hanx_temp(p->dtype, p->count, to_free);
+    if (represents && NULL == acc) return OMPI_ERR_OUT_OF_RESOURCE;
+
+    /* level 0: everybody, into the group leader's accumulator */
+    /* (a reduce's non-root gets no receive buffer: some algorithms would
+     * use it as scratch, and it may be the send buffer) */
+    if (ompi_comm_size(v->lvl[0]) > 1)
+        add_stage(p, 0, 0, ST_REDUCE, 0, (represents && my_data == acc) ? MPI_IN_PLACE : my_data,
+                  represents ? acc : NULL);
+    else if (acc)
+        mca_coll_hanx_copy(p->dtype, p->count, acc, my_data);
+    /* levels above: the group leaders' partial results, to the leader --
+     * at the top level to the root's representative */
+    for (int k = 1; k < L; ++k) {
+        if (!mine(v, k) || ompi_comm_size(v->lvl[k]) < 2) continue;
+        const int to = k == L - 1 ? m->rank_in[k][root] : 0;
+        const int i_receive = ompi_comm_rank(v->lvl[k]) == to;
+        add_stage(p, k, k, ST_REDUCE, to, i_receive ? MPI_IN_PLACE : acc, i_receive ? acc : NULL);
+    }
+    /* the holder hands the result, segment by segment, to a root that does
+     * not represent a node */
+    if (root != holder && rank == holder) add_stage(p, L, HANX_P2P, ST_SEND, root, acc, NULL);
+    if (root != holder && i_am_root) add_stage(p, L, HANX_P2P, ST_RECV, holder, NULL, rbuf);
+    return OMPI_SUCCESS;
+}
 
 int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
@@ -181,52 +505,81 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     }
     HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s", count, root, comm->c_name);
-
-    const int L = m->nlevels, rank = ompi_comm_rank(comm);
-    /* the root's representative at the top level ends up with the result */
-    const int holder = m->leader[L - 2][root];
-    const int i_am_root = rank == root;
-    const void *my_data = (i_am_root && MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
-    int represents = 0; /* I take part above level 0 */
-    for (int k = 1; k < L; ++k) represents |= mine(m, k);
-    char *to_free = NULL, *acc = NULL;
-    if (i_am_root && rank == holder) acc = rbuf;
-    else if (represents) acc = mca_coll_hanx_temp(dtype, (size_t)count, &to_free);
-    if (represents && NULL == acc) return OMPI_ERR_OUT_OF_RESOURCE;
-
-    pipeline_t p = {.n = 0, .dtype = dtype, .op = op};
-    /* level 0: everybody, into the group leader's accumulator */
-    /* (a reduce's non-root gets no receive buffer: some algorithms would
-     * use it as scratch, and it may be the send buffer) */
-    if (ompi_comm_size(m->cur->lvl[0]) > 1)
-        add_stage(&p, 0, 0, ST_REDUCE, 0, (represents && my_data == acc) ? MPI_IN_PLACE : my_data,
-                  represents ? acc : NULL);
-    else if (acc)
-        mca_coll_hanx_copy(dtype, (size_t)count, acc, my_data);
-    /* levels above: the group leaders' partial results, to the leader --
-     * at the top level to the root's representative */
-    for (int k = 1; k < L; ++k) {
-        if (!mine(m, k) || ompi_comm_size(m->cur->lvl[k]) < 2) continue;
-        const int to = k == L - 1 ? m->rank_in[k][root] : 0;
-        const int i_receive = ompi_comm_rank(m->cur->lvl[k]) == to;
-        add_stage(&p, k, k, ST_REDUCE, to, i_receive ? MPI_IN_PLACE : acc, i_receive ? acc : NULL);
-    }
-    int rc = run_pipeline(m, &p, (size_t)count,
-                          segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype));
-    /* the holder hands the result to a root that does not represent a node */
-    if (OMPI_SUCCESS == rc && root != holder && count > 0) {
-        if (rank == holder)
-            rc = MCA_PML_CALL(send(acc, count, dtype, root, MCA_COLL_BASE_TAG_REDUCE,
-                                   MCA_PML_BASE_SEND_STANDARD, comm));
-        else if (i_am_root)
-            rc = MCA_PML_CALL(recv(rbuf, count, dtype, holder, MCA_COLL_BASE_TAG_REDUCE, comm,
-                                   MPI_STATUS_IGNORE));
-    }
+    pipeline_t p;
+    char *to_free = NULL;
+    pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
+    int rc = build_reduce(m, &p, sbuf, rbuf, root, comm, &to_free);
+    p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
+                                (size_t)count);
+    if (OMPI_SUCCESS == rc) rc = run_pipeline(&p);
     free(to_free);
     return rc;
 }
 
+int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                          ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    hanx_choice_t ch;
+    hanx_view_t *v = NULL;
+    /* rank order where the levels keep it; scratch-unsafe types: see
+     * segment_count */
+    if (mca_coll_hanx_order_ok(m, op) && !mca_coll_hanx_scratch_unsafe(dtype))
+        v = mca_coll_hanx_use_nb(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
+    if (NULL == v)
+        return m->prev.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
+                               m->prev.ireduce_module);
+    HANX_LOG(10, "coll:hanx: ireduce count %d root %d on %s", count, root, comm->c_name);
+    pipeline_t p;
+    char *to_free = NULL;
+    /* a tag of its own: several may be outstanding on comm */
+    pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
+    int rc = build_reduce(m, &p, sbuf, rbuf, root, comm, &to_free);
+    if (OMPI_SUCCESS != rc) return rc;
+    p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
+                                (size_t)count);
+    return start_nb(m, &p, to_free, request);
+}
+
 /* --------------------------------------------------------- allreduce */
+
+static void build_allreduce(mca_coll_hanx_module_t *m, pipeline_t *p, const void *sbuf,
+                            void *rbuf)
+{
+    /* (the top level's allreduce becomes reduce + bcast where the ring
+     * allreduce is not safe) */
+    const int L = m->nlevels, split_top = mca_coll_hanx_scratch_unsafe(p->dtype);
+    const hanx_view_t *v = p->view;
+    const void *my_data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
+    /* up: reduce into each group leader's rbuf; top: allreduce (or reduce
+     * then bcast); down: bcast from the group leaders */
+    if (ompi_comm_size(v->lvl[0]) > 1) {
+        const int lead0 = 0 == ompi_comm_rank(v->lvl[0]);
+        add_stage(p, 0, 0, ST_REDUCE, 0, (lead0 && my_data == rbuf) ? MPI_IN_PLACE : my_data,
+                  lead0 ? rbuf : NULL);
+    } else {
+        mca_coll_hanx_copy(p->dtype, p->count, rbuf, my_data);
+    }
+    for (int k = 1; k < L - 1; ++k)
+        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
+            add_stage(p, k, k, ST_REDUCE, 0, 0 == ompi_comm_rank(v->lvl[k]) ? MPI_IN_PLACE : rbuf,
+                      0 == ompi_comm_rank(v->lvl[k]) ? rbuf : NULL);
+    const int top = L - 1;
+    if (mine(v, top)) {
+        if (split_top) {
+            const int lead = 0 == ompi_comm_rank(v->lvl[top]);
+            add_stage(p, top, top, ST_REDUCE, 0, lead ? MPI_IN_PLACE : rbuf, lead ? rbuf : NULL);
+            add_stage(p, top + 1, top, ST_BCAST, 0, NULL, rbuf);
+        } else {
+            add_stage(p, top, top, ST_ALLREDUCE, 0, MPI_IN_PLACE, rbuf);
+        }
+    }
+    const int down0 = top + split_top; /* the last top-level stage */
+    for (int k = L - 2; k >= 0; --k)
+        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
+            add_stage(p, down0 + (L - 1 - k), k, ST_BCAST, 0, NULL, rbuf);
+}
 
 int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
@@ -258,42 +611,35 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
         return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
     }
     HANX_LOG(10, "coll:hanx: allreduce count %d on %s", count, comm->c_name);
+    pipeline_t p;
+    pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, 0);
+    build_allreduce(m, &p, sbuf, rbuf);
+    p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
+                                (size_t)count);
+    return run_pipeline(&p);
+}
 
-    /* (the top level's allreduce becomes reduce + bcast where the ring
-     * allreduce is not safe) */
-    const int L = m->nlevels, split_top = mca_coll_hanx_scratch_unsafe(dtype);
-    const void *my_data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
-    pipeline_t p = {.n = 0, .dtype = dtype, .op = op};
-    /* up: reduce into each group leader's rbuf; top: allreduce (or reduce
-     * then bcast); down: bcast from the group leaders */
-    if (ompi_comm_size(m->cur->lvl[0]) > 1) {
-        const int lead0 = 0 == ompi_comm_rank(m->cur->lvl[0]);
-        add_stage(&p, 0, 0, ST_REDUCE, 0, (lead0 && my_data == rbuf) ? MPI_IN_PLACE : my_data,
-                  lead0 ? rbuf : NULL);
-    } else {
-        mca_coll_hanx_copy(dtype, (size_t)count, rbuf, my_data);
-    }
-    for (int k = 1; k < L - 1; ++k)
-        if (mine(m, k) && ompi_comm_size(m->cur->lvl[k]) > 1)
-            add_stage(&p, k, k, ST_REDUCE, 0, 0 == ompi_comm_rank(m->cur->lvl[k]) ? MPI_IN_PLACE : rbuf,
-                      0 == ompi_comm_rank(m->cur->lvl[k]) ? rbuf : NULL);
-    const int top = L - 1;
-    if (mine(m, top)) {
-        if (split_top) {
-            const int lead = 0 == ompi_comm_rank(m->cur->lvl[top]);
-            add_stage(&p, top, top, ST_REDUCE, 0, lead ? MPI_IN_PLACE : rbuf, lead ? rbuf : NULL);
-            add_stage(&p, top + 1, top, ST_BCAST, 0, NULL, rbuf);
-        } else {
-            add_stage(&p, top, top, ST_ALLREDUCE, 0, MPI_IN_PLACE, rbuf);
-        }
-    }
-    const int down0 = top + split_top; /* the last top-level stage */
-    for (int k = L - 2; k >= 0; --k)
-        if (mine(m, k) && ompi_comm_size(m->cur->lvl[k]) > 1)
-            add_stage(&p, down0 + (L - 1 - k), k, ST_BCAST, 0, NULL, rbuf);
-    return run_pipeline(
-        m, &p, (size_t)count,
-        segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype));
+int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
+                             struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                             struct ompi_communicator_t *comm, ompi_request_t **request,
+                             mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    hanx_choice_t ch;
+    hanx_view_t *v = NULL;
+    if (mca_coll_hanx_order_ok(m, op) && !mca_coll_hanx_scratch_unsafe(dtype))
+        v = mca_coll_hanx_use_nb(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count),
+                                 &ch);
+    if (NULL == v)
+        return m->prev.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
+                                  m->prev.iallreduce_module);
+    HANX_LOG(10, "coll:hanx: iallreduce count %d on %s", count, comm->c_name);
+    pipeline_t p;
+    pipeline_init(&p, v, comm, dtype, op, (size_t)count, 0);
+    build_allreduce(m, &p, sbuf, rbuf);
+    p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
+                                (size_t)count);
+    return start_nb(m, &p, NULL, request);
 }
 
 /* ----------------------------------------------------------- barrier */
@@ -301,16 +647,40 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
 /* Fan in level by level (a leader leaves its group's barrier only once all
  * of the group entered), the leaders' barrier, then fan out: the leaders
  * enter their groups' second barrier only after the top one. */
+static void build_barrier(mca_coll_hanx_module_t *m, pipeline_t *p)
+{
+    const int L = m->nlevels;
+    const hanx_view_t *v = p->view;
+    for (int k = 0; k < L; ++k)
+        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1) add_stage(p, k, k, ST_BARRIER, 0, NULL, NULL);
+    for (int k = L - 2; k >= 0; --k)
+        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
+            add_stage(p, L + (L - 2 - k), k, ST_BARRIER, 0, NULL, NULL);
+}
+
 int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     if (!mca_coll_hanx_use(m, comm, "barrier", 0, NULL)) return m->prev.barrier(comm, m->prev.barrier_module);
     HANX_LOG(10, "coll:hanx: barrier on %s", comm->c_name);
-    const int L = m->nlevels;
-    int rc = OMPI_SUCCESS;
-    for (int k = 0; k < L && OMPI_SUCCESS == rc; ++k)
-        if (mine(m, k) && ompi_comm_size(m->cur->lvl[k]) > 1) rc = m->cur->lvl[k]->c_coll->coll_barrier(m->cur->lvl[k], m->cur->lvl[k]->c_coll->coll_barrier_module);
-    for (int k = L - 2; k >= 0 && OMPI_SUCCESS == rc; --k)
-        if (mine(m, k) && ompi_comm_size(m->cur->lvl[k]) > 1) rc = m->cur->lvl[k]->c_coll->coll_barrier(m->cur->lvl[k], m->cur->lvl[k]->c_coll->coll_barrier_module);
-    return rc;
+    pipeline_t p;
+    pipeline_init(&p, m->cur, comm, MPI_BYTE, NULL, 1, 0);
+    build_barrier(m, &p);
+    p.seg_count = 1;
+    return run_pipeline(&p);
+}
+
+int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
+                           mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    hanx_choice_t ch;
+    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, "barrier", 0, &ch);
+    if (NULL == v) return m->prev.ibarrier(comm, request, m->prev.ibarrier_module);
+    HANX_LOG(10, "coll:hanx: ibarrier on %s", comm->c_name);
+    pipeline_t p;
+    pipeline_init(&p, v, comm, MPI_BYTE, NULL, 1, 0);
+    build_barrier(m, &p);
+    p.seg_count = 1;
+    return start_nb(m, &p, NULL, request);
 }
