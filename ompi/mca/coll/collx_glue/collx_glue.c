@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,6 @@
 #include "ompi/proc/proc.h"
 #include "ompi/request/request.h"
 #include "opal/runtime/opal_progress.h"
-#include "opal/threads/mutex.h"
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
@@ -254,7 +254,7 @@ typedef struct watched {
     void *token;
 } watched_t;
 
-static opal_mutex_t watch_lock = OPAL_MUTEX_STATIC_INIT;
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
 static watched_t *watch_list = NULL;
 static size_t watch_n = 0, watch_cap = 0;
 static volatile int watch_registered = 0;
@@ -264,8 +264,7 @@ static int watch_progress(void)
     if (0 == watch_n) return 0; /* (a racy read: the next call sees it) */
     watched_t done[64];
     size_t nd = 0;
-    if (opal_mutex_trylock(&watch_lock)) return 0; /* another thread polls */
-    opal_atomic_rmb();
+    if (pthread_mutex_trylock(&watch_lock)) return 0; /* another thread polls */
     for (size_t i = 0; i < watch_n && nd < 64;) {
         if (REQUEST_COMPLETE(watch_list[i].req)) {
             done[nd++] = watch_list[i];
@@ -274,7 +273,7 @@ static int watch_progress(void)
             ++i;
         }
     }
-    opal_mutex_unlock(&watch_lock);
+    pthread_mutex_unlock(&watch_lock);
     /* completions start the next steps, which watch new requests: unlocked */
     for (size_t i = 0; i < nd; ++i) {
         int status = done[i].req->req_status.MPI_ERROR;
@@ -286,11 +285,11 @@ static int watch_progress(void)
 
 int collx_glue_watch(ompi_request_t *req, void *token)
 {
-    opal_mutex_lock(&watch_lock);
+    pthread_mutex_lock(&watch_lock);
     if (!watch_registered) {
         int rc = opal_progress_register(watch_progress);
         if (OPAL_SUCCESS != rc) {
-            opal_mutex_unlock(&watch_lock);
+            pthread_mutex_unlock(&watch_lock);
             return rc;
         }
         watch_registered = 1;
@@ -299,7 +298,7 @@ int collx_glue_watch(ompi_request_t *req, void *token)
         size_t cap = watch_cap ? 2 * watch_cap : 64;
         watched_t *l = realloc(watch_list, cap * sizeof(*l));
         if (NULL == l) {
-            opal_mutex_unlock(&watch_lock);
+            pthread_mutex_unlock(&watch_lock);
             return OMPI_ERR_OUT_OF_RESOURCE;
         }
         watch_list = l;
@@ -308,7 +307,7 @@ int collx_glue_watch(ompi_request_t *req, void *token)
     watch_list[watch_n].req = req;
     watch_list[watch_n].token = token;
     ++watch_n;
-    opal_mutex_unlock(&watch_lock);
+    pthread_mutex_unlock(&watch_lock);
     return OMPI_SUCCESS;
 }
 
