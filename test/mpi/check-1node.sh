@@ -96,9 +96,12 @@ step "hanx non-blocking, 3 levels: 8 ranks as 2 nodes x 2 sockets x 2" \
     local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 "$CHECKER" --quick --colls "$HANX_NB" --seed 7
 step "hanx non-blocking, 3 levels, imbalanced: 7 ranks as (3+1) + 3" \
     local_run 300 7 $HANX 4 --mca coll_hanx_ranks_per_socket 3 "$CHECKER" --quick --colls "$HANX_NB" --seed 9
-step "hanx non-blocking, pipelined: tiny segments, 6 ranks as 3x2, big counts" \
-    local_run 600 6 $HANX 2 --mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 \
-    --mca coll_hanx_allreduce_segment_size 24 "$CHECKER" --quick --colls "$HANX_NB" --big --seed 11
+step "hanx non-blocking, pipelined: tiny segments, 6 ranks as 3x2" \
+    local_run 300 6 $HANX 2 --mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 \
+    --mca coll_hanx_allreduce_segment_size 24 "$CHECKER" --quick --colls "$HANX_NB" --seed 11
+step "hanx non-blocking, pipelined: 8 KiB segments, big counts, 6 ranks as 3x2" \
+    local_run 600 6 $HANX 2 --mca coll_hanx_bcast_segment_size 8192 --mca coll_hanx_reduce_segment_size 8000 \
+    --mca coll_hanx_allreduce_segment_size 8192 "$CHECKER" --quick --colls "$HANX_NB" --big --seed 11
 step "hanx: persistent collectives, each started 3 times with new data, 4 ranks as 2x2" \
     local_run 300 4 $HANX 2 "$CHECKER" --quick --colls persistent
 step "hanx over adaptx sub-communicators, 6 ranks as 3x2" \

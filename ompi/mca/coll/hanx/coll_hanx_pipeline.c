@@ -367,6 +367,48 @@ static int start_nb(mca_coll_hanx_module_t *m, const pipeline_t *p, char *to_fre
     return OMPI_SUCCESS;
 }
 
+/* A non-blocking reduction the levels' i-collectives must not run, as one
+ * collx tree over all ranks of comm (the core's executor on the PML, as
+ * adaptx runs it): Open MPI 4.1.4's libnbc ireduce/iallreduce, which serve
+ * the levels and the previous module, corrupt the heap for datatypes with a
+ * true lower bound != 0 (see segment_count); the executor shifts its
+ * buffers by it.  An order-preserving binomial tree keeps rank order for
+ * non-commutative ops.  *handled = 0 when the core does not take the
+ * datatype (zero or negative extent): the caller hands it on. */
+static int flat_reduce_nb(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                          struct ompi_op_t *op, int root, int all,
+                          struct ompi_communicator_t *comm, ompi_request_t **request,
+                          int *handled)
+{
+    collx_transport_t t;
+    collx_dtype_t d;
+    collx_glue_transport(&t, comm);
+    collx_glue_dtype(&d, dtype);
+    *handled = collx_dtype_supported(&d);
+    if (!*handled) return OMPI_SUCCESS;
+    const collx_tuning_t tun = {COLLX_TREE_BINOMIAL, 2, 64 * 1024, 4, 4, NULL};
+    int commute = 0;
+    PMPI_Op_commutative((MPI_Op)op, &commute);
+    const int in_place = MPI_IN_PLACE == sbuf && (all || ompi_comm_rank(comm) == root);
+    const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    collx_notify_t n;
+    collx_request_t *r = collx_glue_request_new(&n);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
+    const void *mine = in_place ? NULL : sbuf;
+    int rc = all ? collx_allreduce_start(&t, mine, rbuf, (size_t)count, &d, op, commute, tag, &tun,
+                                         &n, &r->op)
+                 : collx_reduce_start(&t, mine, rbuf, (size_t)count, &d, op, commute, root, tag,
+                                      &tun, &n, &r->op);
+    if (COLLX_OK != rc) {
+        collx_glue_request_abandon(r);
+        return collx_glue_rc(rc);
+    }
+    HANX_LOG(10, "coll:hanx: i%s count %d on %s: one collx tree over all ranks (datatype with "
+                 "true lower bound != 0)", all ? "allreduce" : "reduce", count, comm->c_name);
+    *request = &r->super.super;
+    return OMPI_SUCCESS;
+}
+
 /* Elements per pipeline segment (count: one segment).
  *
  * Open MPI 4.1.4's libnbc ireduce/iallreduce (what serves the upper levels'
@@ -523,8 +565,12 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
     hanx_view_t *v = NULL;
-    /* rank order where the levels keep it; scratch-unsafe types: see
-     * segment_count */
+    if (mca_coll_hanx_scratch_unsafe(dtype)) {
+        int handled, rc = flat_reduce_nb(sbuf, rbuf, count, dtype, op, root, 0, comm, request,
+                                         &handled);
+        if (handled) return rc;
+    }
+    /* rank order where the levels keep it */
     if (mca_coll_hanx_order_ok(m, op) && !mca_coll_hanx_scratch_unsafe(dtype))
         v = mca_coll_hanx_use_nb(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
     if (NULL == v)
@@ -627,6 +673,11 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
     hanx_view_t *v = NULL;
+    if (mca_coll_hanx_scratch_unsafe(dtype)) {
+        int handled, rc = flat_reduce_nb(sbuf, rbuf, count, dtype, op, 0, 1, comm, request,
+                                         &handled);
+        if (handled) return rc;
+    }
     if (mca_coll_hanx_order_ok(m, op) && !mca_coll_hanx_scratch_unsafe(dtype))
         v = mca_coll_hanx_use_nb(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count),
                                  &ch);
