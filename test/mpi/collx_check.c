@@ -30,7 +30,7 @@
  *
  * LIST: any of bcast,reduce,allreduce,allgather,allgatherv,gather,gatherv,
  * scatter,scatterv,barrier,reduce_scatter,reduce_scatter_block,scan,exscan,
- * alltoall,alltoallv,ibcast,ireduce,iallreduce,overlap,pbcast,preduce,
+ * alltoall,alltoallv,ibcast,ireduce,iallreduce,iallgather,overlap,pbcast,preduce,
  * pallreduce,pallgather, or the keywords `blocking` (the 16 blocking ones),
  * `persistent` (the p* ones) and `all` (every one); default
  * bcast,reduce,allreduce.  `overlap` posts several non-blocking collectives
@@ -453,6 +453,7 @@ static const char *st_names[][2] = {
     {"MPI_Ireduce", "ireduce"}, {"MPI_Allreduce", "allreduce"},
     {"MPI_Iallreduce", "iallreduce"}, {"overlapped MPI_Ibcast(root 0)", "overlap"},
     {"MPI_Allgather", "allgather"}, {"MPI_Allgatherv", "allgatherv"},
+    {"MPI_Iallgather", "iallgather"},
     {"MPI_Gather", "gather"}, {"MPI_Gatherv", "gatherv"}, {"MPI_Scatter", "scatter"},
     {"MPI_Scatterv", "scatterv"}, {"MPI_Barrier", "barrier"},
     {"MPI_Reduce_scatter", "reduce_scatter"},
@@ -1000,6 +1001,11 @@ static void run_allgather(const ccase_t *c, MPI_Comm comm, const int *wranks, in
         if (rc != MPI_SUCCESS) {
         } else if (c->nb == 2) {
             rc = start_finish(&preq, (c->count + (size_t)round) % 2);
+        } else if (c->nb) { /* (no v-variant: iallgather is MPI_Iallgather) */
+            MPI_Request req;
+            rc = MPI_Iallgather(sb, (int)in_units(c, xs, c->count), xs->type, data(&rb),
+                                (int)in_units(c, xr, c->count), xr->type, comm, &req);
+            if (rc == MPI_SUCCESS) rc = finish(&req, c->count % 2);
         } else {
             rc = v ? MPI_Allgatherv(sb, (int)in_units(c, xs, cnt[rank]), xs->type, data(&rb),
                                     rcounts, rdispls, xr->type, comm)
@@ -1342,7 +1348,7 @@ static int has(const char *list, const char *word)
 #define BLOCKING "bcast,reduce,allreduce,allgather,allgatherv,gather,gatherv,scatter," \
                  "scatterv,barrier,reduce_scatter,reduce_scatter_block,scan,exscan," \
                  "alltoall,alltoallv"
-#define NONBLOCKING "ibcast,ireduce,iallreduce,overlap"
+#define NONBLOCKING "ibcast,ireduce,iallreduce,iallgather,overlap"
 #define PERSISTENT "pbcast,preduce,pallreduce,pallgather"
 
 /* whether LIST has any word of WORDS */
@@ -1633,6 +1639,12 @@ int main(int argc, char **argv)
                             if (has(list, v ? "allgatherv" : "allgather") && !(ip && mix)) {
                                 k.coll = v ? "MPI_Allgatherv" : "MPI_Allgather";
                                 run_allgather(&k, cm->comm, cm->wranks, v);
+                            }
+                            if (!v && has(list, "iallgather") && !(ip && mix)) {
+                                k.coll = "MPI_Iallgather";
+                                k.nb = 1;
+                                run_allgather(&k, cm->comm, cm->wranks, 0);
+                                k.nb = 0;
                             }
                             if (!v && has(list, "pallgather") && !(ip && mix)) {
                                 k.coll = "MPI_Allgather_init";

@@ -112,7 +112,7 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
  * provides: the cases it does not handle go there. */
 #define COLLX_PREV_APIS(X)                                                                 \
     X(bcast) X(reduce) X(allreduce) X(ibcast) X(ireduce) X(iallreduce) X(ibarrier)        \
-    X(allgather)                                                                           \
+    X(allgather) X(iallgather)                                                             \
     X(allgatherv) X(gather) X(gatherv) X(scatter) X(scatterv) X(barrier) X(reduce_scatter) \
     X(reduce_scatter_block) X(scan) X(exscan) X(alltoall) X(alltoallv) X(bcast_init)         \
     X(reduce_init) X(allreduce_init)

@@ -29,6 +29,10 @@
 BEGIN_C_DECLS
 
 #define HANX_MAX_LEVELS 3
+/* channels of non-blocking calls: one per level, and the node communicator
+ * where it is not a level's (3 levels: socket, node, leaders) */
+#define HANX_NODE HANX_MAX_LEVELS
+#define HANX_NCHAN (HANX_MAX_LEVELS + 1)
 /* sets of sub-communicators per communicator: the MCA parameters' and up
  * to seven more that tuning rules ask for ("low"/"up") */
 #define HANX_MAX_VIEWS 8
@@ -83,7 +87,7 @@ typedef struct hanx_chan {
 
 typedef struct hanx_view {
     char *low, *up;
-    hanx_chan_t chan[HANX_MAX_LEVELS]; /* per level: the turn of non-blocking calls */
+    hanx_chan_t chan[HANX_NCHAN]; /* per level (and node): the turn of non-blocking calls */
     struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
     struct ompi_communicator_t *node;
     int failed;        /* could not be made: the first view serves instead */
@@ -142,6 +146,69 @@ int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *c
 typedef struct hanx_choice hanx_choice_t;
 int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
                       const char *collective, size_t bytes, hanx_choice_t *choice);
+
+/* ------------------------------------------------------------ stages
+ * A call as a list of stages per rank (coll_hanx_pipeline.c): each has a
+ * global number, the same on every member of its communicator, and runs on
+ * one level's communicator (or the node's, comm itself for a message, or
+ * locally).  Blocking calls run the list lock-step
+ * (mca_coll_hanx_run_pipeline), non-blocking ones on the core's schedules
+ * (mca_coll_hanx_start_nb). */
+enum stage_kind {
+    ST_BCAST, ST_REDUCE, ST_ALLREDUCE, ST_BARRIER, ST_SEND, ST_RECV,
+    ST_GATHERV,    /* the node's packed blocks to its leader (hanx_blocks_t) */
+    ST_ALLGATHERV, /* the leaders exchange their nodes' blocks, in place */
+    ST_LOCAL       /* local work: the blocks' finish() */
+};
+
+#define HANX_P2P (-1)   /* the level of a point-to-point stage (on comm itself) */
+#define HANX_LOCAL (-2) /* the level of a local stage */
+#define HANX_MAX_STAGES (2 * HANX_MAX_LEVELS + 2)
+
+/* allgather's packed blocks, for its stages (coll_hanx_gather.c) */
+typedef struct hanx_blocks {
+    const char *mine;  /* my packed block */
+    int my_bytes;
+    char *all;         /* every block, in node order */
+    int *cnt, *dsp;    /* my node's members' blocks in my node's share */
+    int *ncnt, *ndsp;  /* the nodes' shares of `all` */
+    int (*finish)(struct hanx_blocks *b);   /* the local last stage */
+    void (*release)(struct hanx_blocks *b); /* frees it all */
+} hanx_blocks_t;
+
+typedef struct hanx_stage {
+    int number;          /* global stage number */
+    int level;           /* a level; HANX_NODE, HANX_P2P or HANX_LOCAL */
+    enum stage_kind kind;
+    int root;            /* in the level communicator; the peer of a message */
+    const char *sbuf;    /* MPI_IN_PLACE, or the segment-0 address */
+    char *rbuf;          /* segment-0 address (may be NULL where unused) */
+} hanx_stage_t;
+
+/* One call's stages, built once, run by the lock-step loop (blocking) or
+ * by the core's schedule engine (non-blocking). */
+typedef struct hanx_pipeline {
+    hanx_stage_t st[HANX_MAX_STAGES];
+    int n;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    hanx_view_t *view;                /* the sub-communicators of this call */
+    struct ompi_communicator_t *comm; /* for point-to-point stages */
+    int tag;                          /* of point-to-point stages */
+    size_t count, seg_count;          /* elements; per segment */
+    hanx_blocks_t *blk;               /* allgather's blocks, or NULL */
+} hanx_pipeline_t;
+
+void mca_coll_hanx_pipeline_init(hanx_pipeline_t *p, hanx_view_t *v,
+                                 struct ompi_communicator_t *comm, struct ompi_datatype_t *dtype,
+                                 struct ompi_op_t *op, size_t count, int tag);
+void mca_coll_hanx_add_stage(hanx_pipeline_t *p, int number, int level, enum stage_kind kind,
+                             int root, const void *sbuf, void *rbuf);
+int mca_coll_hanx_run_pipeline(const hanx_pipeline_t *p);
+/* Start p as a non-blocking collective: takes to_free and p->blk (also on
+ * failure). */
+int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, char *to_free,
+                           ompi_request_t **request);
 
 /* Progress until every non-blocking call has started all its steps on the
  * sub-communicators (before a blocking call uses them). */
@@ -230,6 +297,10 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
                              mca_coll_base_module_t *module);
 int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
                            mca_coll_base_module_t *module);
+int mca_coll_hanx_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             struct ompi_communicator_t *comm, ompi_request_t **request,
+                             mca_coll_base_module_t *module);
 
 int mca_coll_hanx_gather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                          int rcount, struct ompi_datatype_t *rdtype, int root,

@@ -271,51 +271,120 @@ int mca_coll_hanx_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *
 
 /* ---------------------------------------------------------- allgather */
 
+/* allgather's blocks and what finishing it takes: unpacking `all` into
+ * the receive buffer */
+typedef struct ag_blocks {
+    hanx_blocks_t b;
+    char *mine_mem;
+    i64 *pos_sizes;
+    const mca_coll_hanx_module_t *m;
+    int size, rcount, skip;
+    void *rbuf;
+    const int *rcounts, *displs;
+    struct ompi_datatype_t *rdtype;
+} ag_blocks_t;
+
+static int ag_finish(hanx_blocks_t *hb)
+{
+    ag_blocks_t *a = (ag_blocks_t *)hb;
+    return unpack_all(a->m, a->size, a->b.all, a->pos_sizes, a->rbuf, a->rcounts, a->displs,
+                      a->rcount, a->rdtype, a->skip);
+}
+
+static void ag_release(hanx_blocks_t *hb)
+{
+    ag_blocks_t *a = (ag_blocks_t *)hb;
+    free(a->mine_mem);
+    free(a->b.cnt);
+    free(a->b.dsp);
+    free(a->b.ncnt);
+    free(a->b.ndsp);
+    free(a->b.all);
+    free(a->pos_sizes);
+    free(a);
+}
+
+/* The stages of an allgather(v) on view v: 1, the node's packed blocks to
+ * its leader, straight into the node's place in `all`; 2, the leaders
+ * exchange their nodes' shares; 3, the node gets everything from its
+ * leader; 4, unpack.  pos_sizes (taken: released with the blocks) are the
+ * blocks' sizes in node order; everything fits an int (checked by the
+ * caller). */
+static int build_allgather(mca_coll_hanx_module_t *m, hanx_view_t *v, hanx_pipeline_t *p,
+                           const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                           void *rbuf, const int *rcounts, const int *displs, int rcount,
+                           struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                           i64 *pos_sizes)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    const int nsize = ompi_comm_size(v->node), L = m->nlevels, lead = NULL != v->lvl[L - 1];
+    int rc;
+    i64 my_bytes, ntotal, total;
+    ag_blocks_t *a = calloc(1, sizeof(*a));
+    if (!a) {
+        free(pos_sizes);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    a->b.finish = ag_finish;
+    a->b.release = ag_release;
+    a->pos_sizes = pos_sizes;
+    a->m = m;
+    a->size = size;
+    a->rcount = rcount;
+    a->skip = MPI_IN_PLACE == sbuf ? rank : -1;
+    a->rbuf = rbuf;
+    a->rcounts = rcounts;
+    a->displs = displs;
+    a->rdtype = rdtype;
+    const size_t slot = displs ? (size_t)(ptrdiff_t)displs[rank] : (size_t)rank * (size_t)rcount;
+    a->mine_mem = pack_mine(sbuf, scount, sdtype, rbuf, rcounts ? rcounts[rank] : rcount, rdtype,
+                            slot, &my_bytes, &rc);
+    a->b.mine = a->mine_mem;
+    a->b.my_bytes = (int)my_bytes;
+    a->b.cnt = malloc((size_t)nsize * sizeof(int));
+    a->b.dsp = malloc((size_t)nsize * sizeof(int));
+    a->b.ncnt = malloc((size_t)m->nnodes * sizeof(int));
+    a->b.ndsp = malloc((size_t)m->nnodes * sizeof(int));
+    i64 *nsizes = xmalloc((i64)m->nnodes * 8);
+    if (OMPI_SUCCESS == rc && (!a->b.cnt || !a->b.dsp || !a->b.ncnt || !a->b.ndsp || !nsizes))
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+    if (OMPI_SUCCESS == rc) {
+        node_totals(m, pos_sizes, nsizes);
+        int_layout(nsizes, m->nnodes, a->b.ncnt, a->b.ndsp, &total);
+        int_layout(pos_sizes + m->node_first[m->my_node], nsize, a->b.cnt, a->b.dsp, &ntotal);
+        a->b.all = xmalloc(total);
+        if (!a->b.all) rc = OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    free(nsizes);
+    if (OMPI_SUCCESS != rc) {
+        ag_release(&a->b);
+        return rc;
+    }
+    /* the node communicator is level 0's with 2 levels, a channel of its
+     * own with 3 */
+    const int node_level = v->node == v->lvl[0] ? 0 : HANX_NODE;
+    mca_coll_hanx_pipeline_init(p, v, comm, MPI_BYTE, NULL, (size_t)total, 0);
+    p->seg_count = (size_t)total; /* one segment */
+    p->blk = &a->b;
+    mca_coll_hanx_add_stage(p, 0, node_level, ST_GATHERV, 0, a->b.mine,
+                            a->b.all + a->b.ndsp[m->my_node]);
+    if (lead) mca_coll_hanx_add_stage(p, 1, L - 1, ST_ALLGATHERV, 0, MPI_IN_PLACE, a->b.all);
+    if (nsize > 1) mca_coll_hanx_add_stage(p, 2, node_level, ST_BCAST, 0, NULL, a->b.all);
+    mca_coll_hanx_add_stage(p, 3, HANX_LOCAL, ST_LOCAL, 0, NULL, NULL);
+    return OMPI_SUCCESS;
+}
+
 static int allgather_common(mca_coll_hanx_module_t *m, const void *sbuf, int scount,
                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                             const int *displs, int rcount, struct ompi_datatype_t *rdtype,
-                            struct ompi_communicator_t *comm, const i64 *pos_sizes)
+                            struct ompi_communicator_t *comm, i64 *pos_sizes)
 {
-    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const int nsize = ompi_comm_size(m->cur->node), lead = NULL != HANX_TOP(m);
-    int rc;
-    i64 my_bytes, ntotal, total;
-    const size_t slot = displs ? (size_t)(ptrdiff_t)displs[rank] : (size_t)rank * (size_t)rcount;
-    char *mine = pack_mine(sbuf, scount, sdtype, rbuf, rcounts ? rcounts[rank] : rcount, rdtype,
-                           slot, &my_bytes, &rc);
-    int *cnt = malloc((size_t)nsize * sizeof(int)), *dsp = malloc((size_t)nsize * sizeof(int));
-    int *ncnt = malloc((size_t)m->nnodes * sizeof(int)), *ndsp = malloc((size_t)m->nnodes * sizeof(int));
-    i64 *nsizes = xmalloc((i64)m->nnodes * 8);
-    char *all = NULL;
-    if (!cnt || !dsp || !ncnt || !ndsp || !nsizes) rc = OMPI_ERR_OUT_OF_RESOURCE;
-    if (OMPI_SUCCESS != rc) goto out;
-    /* everything fits an int (checked by the caller): nodes' shares of
-     * `all`, and my node's members' blocks in its share */
-    node_totals(m, pos_sizes, nsizes);
-    int_layout(nsizes, m->nnodes, ncnt, ndsp, &total);
-    int_layout(pos_sizes + m->node_first[m->my_node], nsize, cnt, dsp, &ntotal);
-    all = xmalloc(total);
-    if (!all) { rc = OMPI_ERR_OUT_OF_RESOURCE; goto out; }
-    /* 1: node blocks to the leader, straight into its node's place in `all` */
-    rc = HANX_NODE_CALL(m, gatherv, mine, (int)my_bytes, MPI_BYTE, all + ndsp[m->my_node], cnt,
-                        dsp, MPI_BYTE, 0);
-    /* 2: leaders exchange node buffers */
-    if (OMPI_SUCCESS == rc && lead)
-        rc = HANX_TOP_CALL(m, allgatherv, MPI_IN_PLACE, 0, MPI_BYTE, all, ncnt, ndsp, MPI_BYTE);
-    /* 3: the node gets everything from its leader */
-    if (OMPI_SUCCESS == rc && nsize > 1)
-        rc = HANX_NODE_CALL(m, bcast, all, (int)total, MPI_BYTE, 0);
-    if (OMPI_SUCCESS == rc)
-        rc = unpack_all(m, size, all, pos_sizes, rbuf, rcounts, displs, rcount, rdtype,
-                        MPI_IN_PLACE == sbuf ? rank : -1);
-out:
-    free(mine);
-    free(cnt);
-    free(dsp);
-    free(ncnt);
-    free(ndsp);
-    free(nsizes);
-    free(all);
+    hanx_pipeline_t p;
+    int rc = build_allgather(m, m->cur, &p, sbuf, scount, sdtype, rbuf, rcounts, displs, rcount,
+                             rdtype, comm, pos_sizes);
+    if (OMPI_SUCCESS != rc) return rc;
+    rc = mca_coll_hanx_run_pipeline(&p);
+    p.blk->release(p.blk);
     return rc;
 }
 
@@ -334,10 +403,35 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     i64 *pos_sizes = xmalloc((i64)size * 8);
     if (!pos_sizes) return OMPI_ERR_OUT_OF_RESOURCE;
     sizes_in_node_order(m, size, NULL, rcount, rdtype, pos_sizes);
-    int rc = allgather_common(m, sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype, comm,
-                              pos_sizes);
-    free(pos_sizes);
-    return rc;
+    /* (pos_sizes: taken) */
+    return allgather_common(m, sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype, comm,
+                            pos_sizes);
+}
+
+int mca_coll_hanx_iallgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
+                             void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
+                             struct ompi_communicator_t *comm, ompi_request_t **request,
+                             mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    const int size = ompi_comm_size(comm);
+    const i64 block = (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
+    hanx_choice_t ch;
+    hanx_view_t *v = NULL;
+    if (block > 0 && block * size <= INT_MAX)
+        v = mca_coll_hanx_use_nb(m, comm, "allgather", (size_t)block, &ch);
+    if (NULL == v)
+        return m->prev.iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
+                                  m->prev.iallgather_module);
+    HANX_LOG(10, "coll:hanx: iallgather count %d on %s", rcount, comm->c_name);
+    i64 *pos_sizes = xmalloc((i64)size * 8);
+    if (!pos_sizes) return OMPI_ERR_OUT_OF_RESOURCE;
+    sizes_in_node_order(m, size, NULL, rcount, rdtype, pos_sizes);
+    hanx_pipeline_t p;
+    int rc = build_allgather(m, v, &p, sbuf, scount, sdtype, rbuf, NULL, NULL, rcount, rdtype,
+                             comm, pos_sizes);
+    if (OMPI_SUCCESS != rc) return rc;
+    return mca_coll_hanx_start_nb(m, &p, NULL, request);
 }
 
 int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -374,10 +468,9 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
                                   m->prev.allgatherv_module);
     }
     HANX_LOG(10, "coll:hanx: allgatherv on %s", comm->c_name);
-    int rc = allgather_common(m, sbuf, scount, sdtype, rbuf, rcounts, displs, 0, rdtype, comm,
-                              pos_sizes);
-    free(pos_sizes);
-    return rc;
+    /* (pos_sizes: taken) */
+    return allgather_common(m, sbuf, scount, sdtype, rbuf, rcounts, displs, 0, rdtype, comm,
+                            pos_sizes);
 }
 
 /* ------------------------------------------------------------ scatter */

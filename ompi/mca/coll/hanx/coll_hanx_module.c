@@ -141,6 +141,7 @@ static int hanx_enable(mca_coll_base_module_t *module, struct ompi_communicator_
 #define HANX_SAVE(api) COLLX_SAVE_PREV(m->prev, comm, api);
     HANX_SAVE(bcast) HANX_SAVE(reduce) HANX_SAVE(allreduce) HANX_SAVE(barrier)
     HANX_SAVE(ibcast) HANX_SAVE(ireduce) HANX_SAVE(iallreduce) HANX_SAVE(ibarrier)
+    HANX_SAVE(iallgather)
     HANX_SAVE(gather) HANX_SAVE(gatherv) HANX_SAVE(allgather) HANX_SAVE(allgatherv)
     HANX_SAVE(scatter) HANX_SAVE(scatterv) HANX_SAVE(alltoall) HANX_SAVE(alltoallv)
     HANX_SAVE(reduce_scatter) HANX_SAVE(reduce_scatter_block) HANX_SAVE(scan) HANX_SAVE(exscan)
@@ -167,6 +168,7 @@ mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *com
     m->super.coll_ireduce = mca_coll_hanx_ireduce;
     m->super.coll_iallreduce = mca_coll_hanx_iallreduce;
     m->super.coll_ibarrier = mca_coll_hanx_ibarrier;
+    m->super.coll_iallgather = mca_coll_hanx_iallgather;
     m->super.coll_gather = mca_coll_hanx_gather;
     m->super.coll_gatherv = mca_coll_hanx_gatherv;
     m->super.coll_allgather = mca_coll_hanx_allgather;

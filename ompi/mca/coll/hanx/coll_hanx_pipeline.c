@@ -31,34 +31,7 @@
 #include "opal/runtime/opal_progress.h"
 #include "opal/util/output.h"
 
-enum stage_kind { ST_BCAST, ST_REDUCE, ST_ALLREDUCE, ST_BARRIER, ST_SEND, ST_RECV };
-
-#define HANX_P2P (-1) /* the level of a point-to-point stage (on comm itself) */
-#define HANX_MAX_STAGES (2 * HANX_MAX_LEVELS + 2)
-
-typedef struct stage {
-    int number;          /* global stage number */
-    int level;           /* HANX_P2P: a message on comm */
-    enum stage_kind kind;
-    int root;            /* in the level communicator; the peer of a message */
-    const char *sbuf;    /* MPI_IN_PLACE, or the segment-0 address */
-    char *rbuf;          /* segment-0 address (may be NULL where unused) */
-} stage_t;
-
-/* One call's stages, built once, run by the lock-step loop (blocking) or
- * by the core's schedule engine (non-blocking). */
-typedef struct pipeline {
-    stage_t st[HANX_MAX_STAGES];
-    int n;
-    struct ompi_datatype_t *dtype;
-    struct ompi_op_t *op;
-    hanx_view_t *view;                /* the sub-communicators of this call */
-    struct ompi_communicator_t *comm; /* for point-to-point stages */
-    int tag;                          /* of point-to-point stages */
-    size_t count, seg_count;          /* elements; per segment (0: one segment) */
-} pipeline_t;
-
-static void pipeline_init(pipeline_t *p, hanx_view_t *v, struct ompi_communicator_t *comm,
+void mca_coll_hanx_pipeline_init(hanx_pipeline_t *p, hanx_view_t *v, struct ompi_communicator_t *comm,
                           struct ompi_datatype_t *dtype, struct ompi_op_t *op, size_t count,
                           int tag)
 {
@@ -70,12 +43,13 @@ static void pipeline_init(pipeline_t *p, hanx_view_t *v, struct ompi_communicato
     p->tag = tag;
     p->count = count;
     p->seg_count = 0;
+    p->blk = NULL;
 }
 
-static void add_stage(pipeline_t *p, int number, int level, enum stage_kind kind, int root,
+void mca_coll_hanx_add_stage(hanx_pipeline_t *p, int number, int level, enum stage_kind kind, int root,
                       const void *sbuf, void *rbuf)
 {
-    stage_t *s = &p->st[p->n++];
+    hanx_stage_t *s = &p->st[p->n++];
     s->number = number;
     s->level = level;
     s->kind = kind;
@@ -92,15 +66,31 @@ static const char *shift(const void *base, size_t off)
 
 /* Run stage s on elements [first, first + n): blocking when req is NULL,
  * else started with its request in *req. */
-static int run_stage(const pipeline_t *p, const stage_t *s, size_t first, int n,
+static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t first, int n,
                      ompi_request_t **req)
 {
     const size_t off = first * (size_t)mca_coll_hanx_extent(p->dtype);
     const void *sb = shift(s->sbuf, off);
     void *rb = (void *)shift(s->rbuf, off);
-    struct ompi_communicator_t *c = HANX_P2P == s->level ? p->comm : p->view->lvl[s->level];
+    if (HANX_LOCAL == s->level) return p->blk->finish(p->blk);
+    struct ompi_communicator_t *c = HANX_P2P == s->level    ? p->comm
+                                    : HANX_NODE == s->level ? p->view->node
+                                                            : p->view->lvl[s->level];
     mca_coll_base_comm_coll_t *cc = c->c_coll;
+    const hanx_blocks_t *b = p->blk;
     switch (s->kind) {
+    case ST_GATHERV:
+        return req ? cc->coll_igatherv(b->mine, b->my_bytes, MPI_BYTE, rb, b->cnt, b->dsp, MPI_BYTE,
+                                       0, c, req, cc->coll_igatherv_module)
+                   : cc->coll_gatherv(b->mine, b->my_bytes, MPI_BYTE, rb, b->cnt, b->dsp, MPI_BYTE,
+                                      0, c, cc->coll_gatherv_module);
+    case ST_ALLGATHERV:
+        return req ? cc->coll_iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b->all, b->ncnt, b->ndsp,
+                                          MPI_BYTE, c, req, cc->coll_iallgatherv_module)
+                   : cc->coll_allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b->all, b->ncnt, b->ndsp,
+                                         MPI_BYTE, c, cc->coll_allgatherv_module);
+    case ST_LOCAL:
+        break;
     case ST_BCAST:
         return req ? cc->coll_ibcast(rb, n, p->dtype, s->root, c, req, cc->coll_ibcast_module)
                    : cc->coll_bcast(rb, n, p->dtype, s->root, c, cc->coll_bcast_module);
@@ -128,14 +118,14 @@ static int run_stage(const pipeline_t *p, const stage_t *s, size_t first, int n,
     return OMPI_ERR_BAD_PARAM;
 }
 
-static size_t nsegments(const pipeline_t *p)
+static size_t nsegments(const hanx_pipeline_t *p)
 {
     if (0 == p->count || 0 == p->n) return 0;
     return (p->count + p->seg_count - 1) / p->seg_count;
 }
 
 /* elements of segment seg */
-static int seg_len(const pipeline_t *p, size_t seg)
+static int seg_len(const hanx_pipeline_t *p, size_t seg)
 {
     const size_t first = seg * p->seg_count;
     return (int)(p->count - first < p->seg_count ? p->count - first : p->seg_count);
@@ -144,7 +134,7 @@ static int seg_len(const pipeline_t *p, size_t seg)
 /* The lock-step loop of the blocking calls: step t runs stage j on segment
  * t - j; the non-blocking stages of a step are posted, then the blocking
  * (level-0) ones run in stage order, then the step waits for all. */
-static int run_pipeline(const pipeline_t *p)
+int mca_coll_hanx_run_pipeline(const hanx_pipeline_t *p)
 {
     const size_t nseg = nsegments(p);
     if (0 == nseg) return OMPI_SUCCESS;
@@ -157,7 +147,7 @@ static int run_pipeline(const pipeline_t *p)
         int nreq = 0;
         for (int pass = 0; pass < 2 && OMPI_SUCCESS == rc; ++pass)
             for (int i = 0; i < p->n && OMPI_SUCCESS == rc; ++i) {
-                const stage_t *s = &p->st[i];
+                const hanx_stage_t *s = &p->st[i];
                 if ((size_t)s->number > t || t - (size_t)s->number >= nseg) continue;
                 const int blocking = 1 == nseg || 0 == s->level;
                 if (blocking != pass) continue;
@@ -184,16 +174,17 @@ static int run_pipeline(const pipeline_t *p)
 #define HANX_NB_WINDOW 4
 
 typedef struct hanx_nb {
-    pipeline_t p;
+    hanx_pipeline_t p;
     mca_coll_hanx_module_t *m;
     char *to_free;                 /* the call's scratch buffer */
-    size_t steps[HANX_MAX_LEVELS]; /* per level: steps to start there */
-    size_t started[HANX_MAX_LEVELS];
+    size_t steps[HANX_NCHAN]; /* per channel: steps to start there */
+    size_t started[HANX_NCHAN];
 } hanx_nb_t;
 
 static void nb_free(void *a)
 {
     hanx_nb_t *c = a;
+    if (c->p.blk) c->p.blk->release(c->p.blk);
     free(c->to_free);
     free(c);
 }
@@ -252,6 +243,10 @@ static int nb_step(void *ctx, int stage, size_t seg, void *token)
     hanx_nb_t *c = ctx;
     const int k = c->p.st[stage].level;
     if (HANX_P2P == k) return post_step(c, stage, seg, token); /* a tag of its own */
+    if (HANX_LOCAL == k) { /* done at once */
+        collx_xfer_complete(token, OMPI_SUCCESS == c->p.blk->finish(c->p.blk) ? 0 : 1);
+        return 0;
+    }
     mca_coll_hanx_module_t *m = c->m;
     hanx_chan_t *ch = &c->p.view->chan[k];
     hanx_deferred_t failed[64];
@@ -277,12 +272,12 @@ static int nb_step(void *ctx, int stage, size_t seg, void *token)
 static int nb_register(hanx_nb_t *c, size_t nseg)
 {
     mca_coll_hanx_module_t *m = c->m;
-    for (int k = 0; k < HANX_MAX_LEVELS; ++k) c->steps[k] = c->started[k] = 0;
+    for (int k = 0; k < HANX_NCHAN; ++k) c->steps[k] = c->started[k] = 0;
     for (int i = 0; i < c->p.n; ++i)
-        if (HANX_P2P != c->p.st[i].level) c->steps[c->p.st[i].level] += nseg;
+        if (c->p.st[i].level >= 0) c->steps[c->p.st[i].level] += nseg;
     int rc = OMPI_SUCCESS;
     pthread_mutex_lock(&m->nb_lock);
-    for (int k = 0; k < HANX_MAX_LEVELS && OMPI_SUCCESS == rc; ++k) {
+    for (int k = 0; k < HANX_NCHAN && OMPI_SUCCESS == rc; ++k) {
         if (0 == c->steps[k]) continue;
         hanx_chan_t *ch = &c->p.view->chan[k];
         if (grow((void **)&ch->calls, &ch->cap_calls, ch->ncalls, sizeof(*ch->calls))) {
@@ -302,7 +297,7 @@ static void nb_unregister(hanx_nb_t *c)
 {
     mca_coll_hanx_module_t *m = c->m;
     pthread_mutex_lock(&m->nb_lock);
-    for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
+    for (int k = 0; k < HANX_NCHAN; ++k) {
         hanx_chan_t *ch = &c->p.view->chan[k];
         if (c->steps[k] && ch->ncalls && ch->calls[ch->ncalls - 1] == c) {
             --ch->ncalls;
@@ -319,7 +314,7 @@ void mca_coll_hanx_nb_drain(mca_coll_hanx_module_t *m)
 
 void mca_coll_hanx_chan_free(hanx_view_t *v)
 {
-    for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
+    for (int k = 0; k < HANX_NCHAN; ++k) {
         free(v->chan[k].calls);
         free(v->chan[k].deferred);
         memset(&v->chan[k], 0, sizeof(v->chan[k]));
@@ -327,12 +322,13 @@ void mca_coll_hanx_chan_free(hanx_view_t *v)
 }
 
 /* Start p as a non-blocking collective; takes to_free (also on failure). */
-static int start_nb(mca_coll_hanx_module_t *m, const pipeline_t *p, char *to_free,
+int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, char *to_free,
                     ompi_request_t **request)
 {
     hanx_nb_t *c = malloc(sizeof(*c));
     if (NULL == c) {
         free(to_free);
+        if (p->blk) p->blk->release(p->blk);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     c->p = *p;
@@ -436,7 +432,7 @@ static int mine(const hanx_view_t *v, int k) { return NULL != v->lvl[k]; }
 
 /* ------------------------------------------------------------- bcast */
 
-static void build_bcast(mca_coll_hanx_module_t *m, pipeline_t *p, void *buf, int root,
+static void build_bcast(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, void *buf, int root,
                         struct ompi_communicator_t *comm)
 {
     const int L = m->nlevels, rank = ompi_comm_rank(comm);
@@ -448,9 +444,9 @@ static void build_bcast(mca_coll_hanx_module_t *m, pipeline_t *p, void *buf, int
         if (!mine(v, k) || ompi_comm_size(v->lvl[k]) < 2) continue;
         const int root_here = m->rank_in[k][root];
         if (m->leader[k][rank] == m->leader[k][root] && (k == L - 1 || 0 != root_here))
-            add_stage(p, k, k, ST_BCAST, root_here, NULL, buf);
+            mca_coll_hanx_add_stage(p, k, k, ST_BCAST, root_here, NULL, buf);
         else
-            add_stage(p, 2 * (L - 1) - k, k, ST_BCAST, 0, NULL, buf);
+            mca_coll_hanx_add_stage(p, 2 * (L - 1) - k, k, ST_BCAST, 0, NULL, buf);
     }
 }
 
@@ -462,12 +458,12 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     if (!mca_coll_hanx_use(m, comm, "bcast", mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
         return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
     HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s", count, root, comm->c_name);
-    pipeline_t p;
-    pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
+    hanx_pipeline_t p;
+    mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
     build_bcast(m, &p, buf, root, comm);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
-    return run_pipeline(&p);
+    return mca_coll_hanx_run_pipeline(&p);
 }
 
 int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
@@ -481,19 +477,19 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     if (NULL == v)
         return m->prev.ibcast(buf, count, dtype, root, comm, request, m->prev.ibcast_module);
     HANX_LOG(10, "coll:hanx: ibcast count %d root %d on %s", count, root, comm->c_name);
-    pipeline_t p;
-    pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
+    hanx_pipeline_t p;
+    mca_coll_hanx_pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
     build_bcast(m, &p, buf, root, comm);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
-    return start_nb(m, &p, NULL, request);
+    return mca_coll_hanx_start_nb(m, &p, NULL, request);
 }
 
 /* ------------------------------------------------------------ reduce */
 
 /* Stages of a reduce; *to_free: the scratch buffer it allocated (the
  * caller frees it after the call). */
-static int build_reduce(mca_coll_hanx_module_t *m, pipeline_t *p, const void *sbuf, void *rbuf,
+static int build_reduce(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, const void *sbuf, void *rbuf,
                         int root, struct ompi_communicator_t *comm, char **to_free)
 {
     const int L = m->nlevels, rank = ompi_comm_rank(comm);
@@ -514,7 +510,7 @@ static int build_reduce(mca_coll_hanx_module_t *m, pipeline_t *p, const void *sb
     /* (a reduce's non-root gets no receive buffer: some algorithms would
      * use it as scratch, and it may be the send buffer) */
     if (ompi_comm_size(v->lvl[0]) > 1)
-        add_stage(p, 0, 0, ST_REDUCE, 0, (represents && my_data == acc) ? MPI_IN_PLACE : my_data,
+        mca_coll_hanx_add_stage(p, 0, 0, ST_REDUCE, 0, (represents && my_data == acc) ? MPI_IN_PLACE : my_data,
                   represents ? acc : NULL);
     else if (acc)
         mca_coll_hanx_copy(p->dtype, p->count, acc, my_data);
@@ -524,12 +520,12 @@ static int build_reduce(mca_coll_hanx_module_t *m, pipeline_t *p, const void *sb
         if (!mine(v, k) || ompi_comm_size(v->lvl[k]) < 2) continue;
         const int to = k == L - 1 ? m->rank_in[k][root] : 0;
         const int i_receive = ompi_comm_rank(v->lvl[k]) == to;
-        add_stage(p, k, k, ST_REDUCE, to, i_receive ? MPI_IN_PLACE : acc, i_receive ? acc : NULL);
+        mca_coll_hanx_add_stage(p, k, k, ST_REDUCE, to, i_receive ? MPI_IN_PLACE : acc, i_receive ? acc : NULL);
     }
     /* the holder hands the result, segment by segment, to a root that does
      * not represent a node */
-    if (root != holder && rank == holder) add_stage(p, L, HANX_P2P, ST_SEND, root, acc, NULL);
-    if (root != holder && i_am_root) add_stage(p, L, HANX_P2P, ST_RECV, holder, NULL, rbuf);
+    if (root != holder && rank == holder) mca_coll_hanx_add_stage(p, L, HANX_P2P, ST_SEND, root, acc, NULL);
+    if (root != holder && i_am_root) mca_coll_hanx_add_stage(p, L, HANX_P2P, ST_RECV, holder, NULL, rbuf);
     return OMPI_SUCCESS;
 }
 
@@ -547,13 +543,13 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     }
     HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s", count, root, comm->c_name);
-    pipeline_t p;
+    hanx_pipeline_t p;
     char *to_free = NULL;
-    pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
+    mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
     int rc = build_reduce(m, &p, sbuf, rbuf, root, comm, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
-    if (OMPI_SUCCESS == rc) rc = run_pipeline(&p);
+    if (OMPI_SUCCESS == rc) rc = mca_coll_hanx_run_pipeline(&p);
     free(to_free);
     return rc;
 }
@@ -577,20 +573,20 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
         return m->prev.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
                                m->prev.ireduce_module);
     HANX_LOG(10, "coll:hanx: ireduce count %d root %d on %s", count, root, comm->c_name);
-    pipeline_t p;
+    hanx_pipeline_t p;
     char *to_free = NULL;
     /* a tag of its own: several may be outstanding on comm */
-    pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
+    mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
     int rc = build_reduce(m, &p, sbuf, rbuf, root, comm, &to_free);
     if (OMPI_SUCCESS != rc) return rc;
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
-    return start_nb(m, &p, to_free, request);
+    return mca_coll_hanx_start_nb(m, &p, to_free, request);
 }
 
 /* --------------------------------------------------------- allreduce */
 
-static void build_allreduce(mca_coll_hanx_module_t *m, pipeline_t *p, const void *sbuf,
+static void build_allreduce(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, const void *sbuf,
                             void *rbuf)
 {
     /* (the top level's allreduce becomes reduce + bcast where the ring
@@ -602,29 +598,29 @@ static void build_allreduce(mca_coll_hanx_module_t *m, pipeline_t *p, const void
      * then bcast); down: bcast from the group leaders */
     if (ompi_comm_size(v->lvl[0]) > 1) {
         const int lead0 = 0 == ompi_comm_rank(v->lvl[0]);
-        add_stage(p, 0, 0, ST_REDUCE, 0, (lead0 && my_data == rbuf) ? MPI_IN_PLACE : my_data,
+        mca_coll_hanx_add_stage(p, 0, 0, ST_REDUCE, 0, (lead0 && my_data == rbuf) ? MPI_IN_PLACE : my_data,
                   lead0 ? rbuf : NULL);
     } else {
         mca_coll_hanx_copy(p->dtype, p->count, rbuf, my_data);
     }
     for (int k = 1; k < L - 1; ++k)
         if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
-            add_stage(p, k, k, ST_REDUCE, 0, 0 == ompi_comm_rank(v->lvl[k]) ? MPI_IN_PLACE : rbuf,
+            mca_coll_hanx_add_stage(p, k, k, ST_REDUCE, 0, 0 == ompi_comm_rank(v->lvl[k]) ? MPI_IN_PLACE : rbuf,
                       0 == ompi_comm_rank(v->lvl[k]) ? rbuf : NULL);
     const int top = L - 1;
     if (mine(v, top)) {
         if (split_top) {
             const int lead = 0 == ompi_comm_rank(v->lvl[top]);
-            add_stage(p, top, top, ST_REDUCE, 0, lead ? MPI_IN_PLACE : rbuf, lead ? rbuf : NULL);
-            add_stage(p, top + 1, top, ST_BCAST, 0, NULL, rbuf);
+            mca_coll_hanx_add_stage(p, top, top, ST_REDUCE, 0, lead ? MPI_IN_PLACE : rbuf, lead ? rbuf : NULL);
+            mca_coll_hanx_add_stage(p, top + 1, top, ST_BCAST, 0, NULL, rbuf);
         } else {
-            add_stage(p, top, top, ST_ALLREDUCE, 0, MPI_IN_PLACE, rbuf);
+            mca_coll_hanx_add_stage(p, top, top, ST_ALLREDUCE, 0, MPI_IN_PLACE, rbuf);
         }
     }
     const int down0 = top + split_top; /* the last top-level stage */
     for (int k = L - 2; k >= 0; --k)
         if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
-            add_stage(p, down0 + (L - 1 - k), k, ST_BCAST, 0, NULL, rbuf);
+            mca_coll_hanx_add_stage(p, down0 + (L - 1 - k), k, ST_BCAST, 0, NULL, rbuf);
 }
 
 int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -657,12 +653,12 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
         return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
     }
     HANX_LOG(10, "coll:hanx: allreduce count %d on %s", count, comm->c_name);
-    pipeline_t p;
-    pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, 0);
+    hanx_pipeline_t p;
+    mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, 0);
     build_allreduce(m, &p, sbuf, rbuf);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
                                 (size_t)count);
-    return run_pipeline(&p);
+    return mca_coll_hanx_run_pipeline(&p);
 }
 
 int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
@@ -685,12 +681,12 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
         return m->prev.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                   m->prev.iallreduce_module);
     HANX_LOG(10, "coll:hanx: iallreduce count %d on %s", count, comm->c_name);
-    pipeline_t p;
-    pipeline_init(&p, v, comm, dtype, op, (size_t)count, 0);
+    hanx_pipeline_t p;
+    mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, 0);
     build_allreduce(m, &p, sbuf, rbuf);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
                                 (size_t)count);
-    return start_nb(m, &p, NULL, request);
+    return mca_coll_hanx_start_nb(m, &p, NULL, request);
 }
 
 /* ----------------------------------------------------------- barrier */
@@ -698,15 +694,15 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
 /* Fan in level by level (a leader leaves its group's barrier only once all
  * of the group entered), the leaders' barrier, then fan out: the leaders
  * enter their groups' second barrier only after the top one. */
-static void build_barrier(mca_coll_hanx_module_t *m, pipeline_t *p)
+static void build_barrier(mca_coll_hanx_module_t *m, hanx_pipeline_t *p)
 {
     const int L = m->nlevels;
     const hanx_view_t *v = p->view;
     for (int k = 0; k < L; ++k)
-        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1) add_stage(p, k, k, ST_BARRIER, 0, NULL, NULL);
+        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1) mca_coll_hanx_add_stage(p, k, k, ST_BARRIER, 0, NULL, NULL);
     for (int k = L - 2; k >= 0; --k)
         if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
-            add_stage(p, L + (L - 2 - k), k, ST_BARRIER, 0, NULL, NULL);
+            mca_coll_hanx_add_stage(p, L + (L - 2 - k), k, ST_BARRIER, 0, NULL, NULL);
 }
 
 int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -714,11 +710,11 @@ int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     if (!mca_coll_hanx_use(m, comm, "barrier", 0, NULL)) return m->prev.barrier(comm, m->prev.barrier_module);
     HANX_LOG(10, "coll:hanx: barrier on %s", comm->c_name);
-    pipeline_t p;
-    pipeline_init(&p, m->cur, comm, MPI_BYTE, NULL, 1, 0);
+    hanx_pipeline_t p;
+    mca_coll_hanx_pipeline_init(&p, m->cur, comm, MPI_BYTE, NULL, 1, 0);
     build_barrier(m, &p);
     p.seg_count = 1;
-    return run_pipeline(&p);
+    return mca_coll_hanx_run_pipeline(&p);
 }
 
 int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
@@ -729,9 +725,9 @@ int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **re
     hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, "barrier", 0, &ch);
     if (NULL == v) return m->prev.ibarrier(comm, request, m->prev.ibarrier_module);
     HANX_LOG(10, "coll:hanx: ibarrier on %s", comm->c_name);
-    pipeline_t p;
-    pipeline_init(&p, v, comm, MPI_BYTE, NULL, 1, 0);
+    hanx_pipeline_t p;
+    mca_coll_hanx_pipeline_init(&p, v, comm, MPI_BYTE, NULL, 1, 0);
     build_barrier(m, &p);
     p.seg_count = 1;
-    return start_nb(m, &p, NULL, request);
+    return mca_coll_hanx_start_nb(m, &p, NULL, request);
 }
