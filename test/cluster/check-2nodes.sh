@@ -52,7 +52,7 @@ step "hanx checker, 2x2, big counts (pipelined bcast/reduce/allreduce, allgather
 step "persistent collectives under hanx (2x2) and adaptx (3+1 round-robin), started 3 times each with new data" \
     eval 'nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls persistent &&
           nodes -n 2 --slots 3,1 --timeout 300 -- --map-by node --mca coll_adaptx_priority 100 "$CHECKER" --quick --colls persistent'
-step "hanx non-blocking (ibcast, ireduce, iallreduce, overlapped), 2x2, $MATRIX_NAME" \
+step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 2x2, $MATRIX_NAME" \
     nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls "$HANX_NB" $MATRIX
 step "hanx non-blocking, 3+1 (imbalanced)" \
     nodes -n 2 --slots 3,1 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls "$HANX_NB" --seed 13

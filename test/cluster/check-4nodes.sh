@@ -17,7 +17,7 @@ step "hanx over adaptx, 4x2 round-robin, every blocking collective" nodes -n 4 -
     --colls blocking --seed 23
 step "hanx checker, 4 nodes of 3+1+2+2, every blocking collective" nodes -n 4 --slots 3,1,2,2 \
     --timeout 600 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls blocking --seed 29
-step "hanx non-blocking (ibcast, ireduce, iallreduce, overlapped), 4x2 and 4x2 round-robin over adaptx" \
+step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 4x2 and 4x2 round-robin over adaptx" \
     eval 'nodes -n 4 -m 2 --timeout 600 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls "$HANX_NB" --seed 31 &&
           nodes -n 4 -m 2 --timeout 600 -- --map-by node --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 \
               "$CHECKER" --quick --colls "$HANX_NB" --seed 37'

@@ -83,10 +83,10 @@ hanx_serves_nb() {  # hanx_serves_nb COLL: served once the hierarchy is built
         --mca coll_hanx_verbose 10 "$CHECKER" --quick --colls "barrier,$1" --max-count 1 2>&1 |
         grep -q "coll:hanx: $1 "
 }
-for coll in ibcast ireduce iallreduce; do
+for coll in ibcast ireduce iallreduce iallgather; do
     step "hanx serves MPI_${coll^} (synthetic 2-rank nodes)" hanx_serves_nb $coll
 done
-step "hanx non-blocking (ibcast, ireduce, iallreduce, overlapped), 4 ranks as 2x2, $MATRIX_NAME" \
+step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 4 ranks as 2x2, $MATRIX_NAME" \
     local_run 900 4 $HANX 2 "$CHECKER" --colls "$HANX_NB" $MATRIX
 step "hanx non-blocking, 5 ranks as 2+2+1 (imbalanced)" \
     local_run 300 5 $HANX 2 "$CHECKER" --quick --colls "$HANX_NB" --seed 3
