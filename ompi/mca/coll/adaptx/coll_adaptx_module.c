@@ -187,16 +187,8 @@ typedef struct reduce_args_t {
 static int start_reduce(call_t *c, const collx_notify_t *n, collx_op_t **op, void *args)
 {
     reduce_args_t *a = args;
-    int commute = 0;
-    PMPI_Op_commutative((MPI_Op)a->op, &commute);
-    /* MPI_IN_PLACE: the core's NULL sendbuf (at the root only for reduce) */
-    const int in_place = MPI_IN_PLACE == a->sbuf && (a->all || c->t.rank == a->root);
-    const void *mine = in_place ? NULL : a->sbuf;
-    if (a->all)
-        return collx_allreduce_start(&c->t, mine, a->rbuf, c->count, &c->d, a->op, commute, a->tag,
-                                     &c->tun, n, op);
-    return collx_reduce_start(&c->t, mine, a->rbuf, c->count, &c->d, a->op, commute, a->root,
-                              a->tag, &c->tun, n, op);
+    return collx_glue_reduce_start(&c->t, &c->d, a->sbuf, a->rbuf, c->count, a->op, a->root,
+                                   a->all, a->tag, &c->tun, n, op);
 }
 
 static int do_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,

@@ -130,6 +130,20 @@ int collx_glue_rc(int rc)
     }
 }
 
+int collx_glue_reduce_start(const collx_transport_t *t, const collx_dtype_t *d, const void *sbuf,
+                            void *rbuf, size_t count, struct ompi_op_t *op, int root, int all,
+                            int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                            collx_op_t **out)
+{
+    int commute = 0;
+    PMPI_Op_commutative((MPI_Op)op, &commute);
+    const int in_place = MPI_IN_PLACE == sbuf && (all || t->rank == root);
+    const void *mine = in_place ? NULL : sbuf;
+    if (all)
+        return collx_allreduce_start(t, mine, rbuf, count, d, op, commute, tag, tun, notify, out);
+    return collx_reduce_start(t, mine, rbuf, count, d, op, commute, root, tag, tun, notify, out);
+}
+
 int collx_glue_wait(collx_op_t *op)
 {
     int status = COLLX_OK;

@@ -45,6 +45,15 @@ void collx_glue_transport(collx_transport_t *t, struct ompi_communicator_t *comm
 /* Describe `dt` for the core. */
 void collx_glue_dtype(collx_dtype_t *d, struct ompi_datatype_t *dt);
 
+/* Start the core's reduction (all: allreduce, root ignored) of MPI
+ * arguments over transport t: MPI_IN_PLACE becomes the core's NULL send
+ * buffer (at the root only, for a reduce) and the op's commutativity is
+ * asked.  Returns a COLLX_* code. */
+int collx_glue_reduce_start(const collx_transport_t *t, const collx_dtype_t *d, const void *sbuf,
+                            void *rbuf, size_t count, struct ompi_op_t *op, int root, int all,
+                            int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                            collx_op_t **out);
+
 /* Drive `op` to completion through opal_progress, free it and return an
  * OMPI error code. */
 int collx_glue_wait(collx_op_t *op);

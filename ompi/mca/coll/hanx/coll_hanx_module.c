@@ -512,20 +512,28 @@ int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *c
     return 1;
 }
 
+/* The tuning's choice for this call: the view to run on, or NULL for the
+ * previous module (said at verbose 10). */
+static hanx_view_t *choose_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                                const char *form, const char *collective, size_t bytes,
+                                hanx_choice_t *ch, int may_create)
+{
+    mca_coll_hanx_choose(m, collective, bytes, ch);
+    if (NULL == ch->algorithm || strcmp(ch->algorithm, "previous"))
+        return use_view(m, comm, ch->low, ch->up, may_create);
+    HANX_LOG(10, "coll:hanx: %s%s of %zu bytes on %s: previous module (tuning)", form, collective,
+             bytes, comm->c_name);
+    return NULL;
+}
+
 int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
                       const char *collective, size_t bytes, hanx_choice_t *choice)
 {
     hanx_choice_t ch;
     if (!mca_coll_hanx_ready(m, comm)) return 0;
-    mca_coll_hanx_choose(m, collective, bytes, &ch);
+    const int use = NULL != choose_view(m, comm, "", collective, bytes, &ch, 1);
     if (choice) *choice = ch;
-    if (NULL == ch.algorithm || strcmp(ch.algorithm, "previous")) {
-        use_view(m, comm, ch.low, ch.up, 1);
-        return 1;
-    }
-    HANX_LOG(10, "coll:hanx: %s of %zu bytes on %s: previous module (tuning)", collective,
-             bytes, comm->c_name);
-    return 0;
+    return use;
 }
 
 hanx_view_t *mca_coll_hanx_use_nb(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
@@ -539,13 +547,7 @@ hanx_view_t *mca_coll_hanx_use_nb(mca_coll_hanx_module_t *m, struct ompi_communi
                      "builds it): previous module", collective, comm->c_name);
         return NULL;
     }
-    mca_coll_hanx_choose(m, collective, bytes, choice);
-    if (NULL != choice->algorithm && !strcmp(choice->algorithm, "previous")) {
-        HANX_LOG(10, "coll:hanx: i%s of %zu bytes on %s: previous module (tuning)", collective,
-                 bytes, comm->c_name);
-        return NULL;
-    }
-    return use_view(m, comm, choice->low, choice->up, 0);
+    return choose_view(m, comm, "i", collective, bytes, choice, 0);
 }
 
 int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_op_t *op)

@@ -213,7 +213,7 @@ static int post_step(hanx_nb_t *c, int stage, size_t seg, void *token)
  * call has started all its steps there, the turn passes to the next call,
  * whose deferred steps start now, in order.  (Lock held.)  A step that
  * fails to start is returned in *failed (reported after the unlock). */
-static void chan_started(hanx_chan_t *ch, int k, hanx_nb_t *c, mca_coll_hanx_module_t *m,
+static void chan_started(hanx_chan_t *ch, int k, mca_coll_hanx_module_t *m,
                          hanx_deferred_t *failed, size_t *nfailed)
 {
     while (ch->ncalls && ch->calls[0]->started[k] == ch->calls[0]->steps[k]) {
@@ -235,7 +235,6 @@ static void chan_started(hanx_chan_t *ch, int k, hanx_nb_t *c, mca_coll_hanx_mod
         }
         ch->ndeferred = keep;
     }
-    (void)c;
 }
 
 static int nb_step(void *ctx, int stage, size_t seg, void *token)
@@ -256,7 +255,7 @@ static int nb_step(void *ctx, int stage, size_t seg, void *token)
     if (ch->ncalls && ch->calls[0] == c) {
         ++c->started[k];
         rc = post_step(c, stage, seg, token);
-        chan_started(ch, k, c, m, failed, &nfailed);
+        chan_started(ch, k, m, failed, &nfailed);
     } else if (grow((void **)&ch->deferred, &ch->cap_deferred, ch->ndeferred,
                     sizeof(*ch->deferred))) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
@@ -383,18 +382,12 @@ static int flat_reduce_nb(const void *sbuf, void *rbuf, int count, struct ompi_d
     *handled = collx_dtype_supported(&d);
     if (!*handled) return OMPI_SUCCESS;
     const collx_tuning_t tun = {COLLX_TREE_BINOMIAL, 2, 64 * 1024, 4, 4, NULL};
-    int commute = 0;
-    PMPI_Op_commutative((MPI_Op)op, &commute);
-    const int in_place = MPI_IN_PLACE == sbuf && (all || ompi_comm_rank(comm) == root);
     const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     collx_notify_t n;
     collx_request_t *r = collx_glue_request_new(&n);
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
-    const void *mine = in_place ? NULL : sbuf;
-    int rc = all ? collx_allreduce_start(&t, mine, rbuf, (size_t)count, &d, op, commute, tag, &tun,
-                                         &n, &r->op)
-                 : collx_reduce_start(&t, mine, rbuf, (size_t)count, &d, op, commute, root, tag,
-                                      &tun, &n, &r->op);
+    int rc = collx_glue_reduce_start(&t, &d, sbuf, rbuf, (size_t)count, op, root, all, tag, &tun,
+                                     &n, &r->op);
     if (COLLX_OK != rc) {
         collx_glue_request_abandon(r);
         return collx_glue_rc(rc);
