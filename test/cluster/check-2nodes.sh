@@ -29,9 +29,9 @@ step "hanx serves MPI_Bcast on 2 nodes" served_by hanx bcast nodes -n 2 -m 2 --t
 views() {  # views yes|no: with or without test/mpi/tuning/views.json
     local out file=$COLLX_SRCDIR/contrib/tuning/hierarchical.json
     [ "$1" = yes ] && file=$COLLX_SRCDIR/test/mpi/tuning/views.json
-    out=$(nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 --mca coll_hanx_verbose 1 \
+    out=$(logged nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 --mca coll_hanx_verbose 1 \
           --mca coll_adaptx_verbose 10 --mca coll_hanx_tuning_file "$file" \
-          "$CHECKER" --quick --colls bcast,reduce,allreduce,allgather,alltoall 2>&1)
+          "$CHECKER" --quick --colls bcast,reduce,allreduce,allgather,alltoall)
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
     local made served
@@ -79,9 +79,9 @@ done
 # folded in rank order on round-robin placements -- never handed back
 noncomm() {  # noncomm EXPECT(levels|folded) cluster-options... -- mpirun-options...
     local expect=$1 out; shift
-    out=$(nodes "$@" --mca coll_hanx_priority 100 --mca coll_hanx_verbose 10 \
-          "$CHECKER" --quick --colls reduce,allreduce,reduce_scatter,scan,exscan --seed 29 2>&1)
-    echo "$out" | tail -1
+    out=$(logged nodes "$@" --mca coll_hanx_priority 100 --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --colls reduce,allreduce,reduce_scatter,scan,exscan --seed 29)
+    echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
     # (not "previous modules": flat comms; and not the i-collectives Open MPI
     # itself runs while it makes the checker's communicators, before their

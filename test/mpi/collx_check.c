@@ -26,7 +26,7 @@
  * first proves the barrier let them out early.
  *
  *   collx_check [--quick] [--colls LIST] [--seed N] [--max-count N] [--big]
- *               [--self-test] [--known-bugs]
+ *               [--self-test] [--known-bugs] [--stderr DIR]
  *
  * LIST: any of bcast,reduce,allreduce,allgather,allgatherv,gather,gatherv,
  * scatter,scatterv,barrier,reduce_scatter,reduce_scatter_block,scan,exscan,
@@ -65,6 +65,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* Elements of derived types may sit at any byte offset (a struct with a
  * hole, a resized vector): access them through memcpy, never through a
@@ -1429,6 +1431,23 @@ static int plain_tuned(void)
     return plain;
 }
 
+/* --stderr DIR: this rank's stderr (the components' verbose lines among
+ * it) to DIR/rank.N from here on.  mpirun forwards the ranks' output in
+ * chunks that may end inside a line, so lines of several ranks can be
+ * spliced together; tests that count or exclude lines read these files. */
+static void stderr_to(const char *dir)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank.%d", dir, wrank_g);
+    fflush(stderr);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || dup2(fd, STDERR_FILENO) < 0) {
+        perror(path);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    close(fd);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -1450,6 +1469,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-count") && i + 1 < argc)
             max_count = (size_t)atol(argv[++i]);
+        else if (!strcmp(argv[i], "--stderr") && i + 1 < argc) stderr_to(argv[++i]);
         else {
             colls = NULL;
             break;
@@ -1460,7 +1480,7 @@ int main(int argc, char **argv)
         if (!wrank_g)
             fprintf(stderr,
                     "usage: %s [--quick] [--big] [--colls LIST] [--seed N] [--max-count N] "
-                    "[--self-test] [--known-bugs] [--verbose]\n"
+                    "[--self-test] [--known-bugs] [--verbose] [--stderr DIR]\n"
                     "  LIST: comma-separated, of " BLOCKING "," NONBLOCKING "," PERSISTENT "\n"
                     "  or the keywords blocking (the 16 blocking ones), persistent (the p*\n"
                     "  ones) and all (every one);\n"

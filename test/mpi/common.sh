@@ -49,6 +49,21 @@ local_run() {  # local_run SECONDS NP mpirun-args...
         --mca btl self,vader "$@"
 }
 
+# logged runner... CHECKER-ARGS: the checker with --stderr into a fresh
+# directory; prints the run's own output, then every rank's stderr file.
+# For steps that count verbose lines or assert one is absent: mpirun
+# forwards the ranks' output in chunks that may end inside a line, and a
+# line spliced from two ranks' pieces can match or miss a pattern.
+logged() {
+    local dir rc
+    dir=$(mktemp -d) || return 1
+    "$@" --stderr "$dir" 2>&1
+    rc=$?
+    cat "$dir"/rank.* 2>/dev/null
+    rm -rf "$dir"
+    return $rc
+}
+
 # The component really served the calls: with verbose 10 it logs each one.
 served_by() {  # served_by COMPONENT COLLECTIVE runner...
     local comp=$1 coll=$2; shift 2
