@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "collx/collx.h"
 #include "collx/collx_rules.h"
 
 namespace collx {
@@ -33,11 +34,12 @@ namespace {
 
 using ojson = nlohmann::ordered_json;
 
-constexpr const char *kCollectives[] = {
-    "bcast",   "reduce",  "allreduce", "allgather", "allgatherv",     "gather",
-    "gatherv", "scatter", "scatterv",  "barrier",   "reduce_scatter", "reduce_scatter_block",
-    "scan",    "exscan",  "alltoall",  "alltoallv", nullptr};
-constexpr std::size_t kNumCollectives = sizeof(kCollectives) / sizeof(kCollectives[0]) - 1;
+// the collectives' names: the core's one table (collx.h)
+const std::vector<const char *> &collective_names() {
+    static const std::vector<const char *> names(collx_coll_names(),
+                                                 collx_coll_names() + COLLX_COLL_COUNT);
+    return names;
+}
 
 constexpr const char *kTopKeys[] = {"format", "version", "comment", "generated_by", "rules"};
 constexpr const char *kRuleKeys[] = {"collective", "nodes",     "ranks_per_node",
@@ -49,9 +51,7 @@ constexpr int kVersion = 1;
 constexpr std::size_t kMaxDepth = 64;  // a valid file nests 3 deep
 
 int collective_index(std::string_view name) {
-    for (std::size_t i = 0; i < kNumCollectives; ++i)
-        if (name == kCollectives[i]) return static_cast<int>(i);
-    return -1;
+    return collx_coll_from_name(std::string(name).c_str());
 }
 
 std::string quote(std::string_view s) {
@@ -381,12 +381,12 @@ public:
         r.line = line(path);
         auto c = v.find("collective");
         if (c == v.end())
-            fail(path, "\"collective\" is missing (one of: " + join(kCollectives) + ")");
+            fail(path, "\"collective\" is missing (one of: " + join(collective_names()) + ")");
         r.collective = text(*c, path + "/collective", "collective", false);
         if (collective_index(r.collective) < 0)
             fail(path + "/collective", "unknown collective " + quote(r.collective) +
-                                           " (known: " + join(kCollectives) + ")" +
-                                           suggestion(r.collective, kCollectives));
+                                           " (known: " + join(collective_names()) + ")" +
+                                           suggestion(r.collective, collective_names()));
         for (const auto &item : v.items()) {
             const std::string &k = item.key();
             const std::string p = path + "/" + pointer_token(k);
@@ -463,7 +463,8 @@ std::string errno_text(int e) { return std::generic_category().message(e); }
 // ----------------------------------------------------------------- public
 
 const std::vector<std::string> &rule_collectives() {
-    static const std::vector<std::string> names(kCollectives, kCollectives + kNumCollectives);
+    static const std::vector<std::string> names(collective_names().begin(),
+                                                collective_names().end());
     return names;
 }
 
@@ -484,7 +485,7 @@ void Rules::add(Rule rule) {
     const int c = collective_index(rule.collective);
     if (c < 0)
         throw RulesError(ctx + "unknown collective " + quote(rule.collective) +
-                         " (known: " + join(kCollectives) + ")");
+                         " (known: " + join(collective_names()) + ")");
     for (auto [r, key] :
          {std::pair{&rule.nodes, "nodes"}, std::pair{&rule.ranks_per_node, "ranks_per_node"},
           std::pair{&rule.bytes, "bytes"}})
@@ -497,7 +498,7 @@ void Rules::add(Rule rule) {
     if (rule.segment_bytes && *rule.segment_bytes < 0)
         throw RulesError(ctx + "\"segment_bytes\" must be >= 0, got " +
                          std::to_string(*rule.segment_bytes));
-    if (by_collective_.empty()) by_collective_.resize(kNumCollectives);
+    if (by_collective_.empty()) by_collective_.resize(COLLX_COLL_COUNT);
     by_collective_[static_cast<std::size_t>(c)].push_back(rules_.size());
     rules_.push_back(std::move(rule));
 }
@@ -762,8 +763,6 @@ int collx_rules_check_algorithms(const collx_rules_t *r, const char *collective,
         return -1;
     }
 }
-
-const char *const *collx_rules_collectives(void) { return collx::kCollectives; }
 
 void collx_rules_free(collx_rules_t *r) { delete r; }
 

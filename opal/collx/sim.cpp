@@ -335,14 +335,7 @@ double Engine::run() {
 
 // ------------------------------------------------------------ collectives
 
-const char *coll_name(Coll c) {
-    switch (c) {
-        case Coll::Bcast: return "bcast";
-        case Coll::Reduce: return "reduce";
-        case Coll::Allreduce: return "allreduce";
-    }
-    return "?";
-}
+const char *coll_name(Coll c) { return collx_coll_name(static_cast<int>(c)); }
 
 bool parse_coll(const std::string &s, Coll *out) {
     for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce})
@@ -404,15 +397,10 @@ std::vector<Algo> all_algos() {
 
 std::size_t default_segment(const Params &, const Topology &t, Coll c, const Algo &a,
                             std::size_t bytes) {
-    if (a.hanx) {  // coll_hanx_tuning.c's built-in defaults; 0 = one segment
-        if (bytes < 524288) return 0;
-        return c == Coll::Bcast ? 262144 : 131072;
-    }
-    // adaptx's automatic LP segment, from its MCA defaults lp_alpha_ns =
-    // 2000 and lp_beta_ps_per_byte = 8000 (what a real run does)
-    if (a.tree == COLLX_TREE_PIPELINE || a.tree == COLLX_TREE_CHAIN)
-        return collx_lp_segment_bytes(bytes, t.P, 2000e-9, 8e-9);
-    return c == Coll::Bcast ? 65536 : 32768;
+    if (a.hanx) return collx_hier_segment_bytes(static_cast<int>(c), bytes);  // 0 = one segment
+    return collx_tree_segment_bytes(static_cast<int>(c), a.tree, bytes, t.P, a.fanout,
+                                    COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
+                                    COLLX_LP_BETA_PS_DEFAULT * 1e-12);
 }
 
 namespace {
@@ -637,7 +625,9 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     if (seg_count > count) seg_count = count;
     h.per_seg = std::max<std::size_t>(seg_count, 1);
     h.nseg = count ? (count + h.per_seg - 1) / h.per_seg : 0;
-    h.inner_seg = a.inner_seg ? a.inner_seg : (c == Coll::Bcast ? 65536 : 32768);
+    h.inner_seg = a.inner_seg ? a.inner_seg
+                              : collx_tree_segment_bytes(static_cast<int>(c), COLLX_TREE_BINOMIAL,
+                                                         0, 0, 0, 0, 0);
 
     // groups: members of each node, and the leaders
     std::vector<std::vector<int>> node_members(static_cast<std::size_t>(nn));

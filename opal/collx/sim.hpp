@@ -154,7 +154,8 @@ class Engine {
 
 // ------------------------------------------------------------ collectives
 
-enum class Coll { Bcast, Reduce, Allreduce };
+// The collectives the simulator runs: entries of the core's table (collx.h).
+enum class Coll { Bcast = COLLX_COLL_BCAST, Reduce = COLLX_COLL_REDUCE, Allreduce = COLLX_COLL_ALLREDUCE };
 const char *coll_name(Coll c);
 bool parse_coll(const std::string &s, Coll *out);
 
@@ -174,9 +175,8 @@ std::string algo_name(const Algo &a);
 std::vector<Algo> all_algos();
 
 // Segment size used when the caller gives 0, as the components choose it
-// by default: adaptx's (64 KiB bcast, 32 KiB reductions; for pipeline and
-// chain the LP optimum from lp_alpha_ns/lp_beta_ps_per_byte's defaults),
-// hanx's built-in tuning defaults (0 = one segment below 512 KiB).
+// by default, from the core's one place (collx_tree_segment_bytes with
+// adaptx's default LP constants, collx_hier_segment_bytes for hanx).
 std::size_t default_segment(const Params &p, const Topology &t, Coll c, const Algo &a,
                             std::size_t bytes);
 

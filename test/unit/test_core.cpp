@@ -494,6 +494,46 @@ START_TEST(lp_segment_size_follows_the_model) {
 }
 END_TEST
 
+START_TEST(one_table_of_collectives_and_default_segments) {
+    // every name round-trips; unknown names and indices are refused
+    const char *const *names = collx_coll_names();
+    int n = 0;
+    for (; names[n]; ++n) {
+        ck_assert_str_eq(collx_coll_name(n), names[n]);
+        ck_assert_int_eq(collx_coll_from_name(names[n]), n);
+    }
+    ck_assert_int_eq(n, COLLX_COLL_COUNT);
+    ck_assert_str_eq(collx_coll_name(COLLX_COLL_REDUCE_SCATTER_BLOCK), "reduce_scatter_block");
+    ck_assert_ptr_null(collx_coll_name(-1));
+    ck_assert_ptr_null(collx_coll_name(COLLX_COLL_COUNT));
+    ck_assert_int_eq(collx_coll_from_name("allreduc"), -1);
+    ck_assert_int_eq(collx_coll_from_name(nullptr), -1);
+    // trees: 64 KiB bcast, 32 KiB reductions
+    ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_BCAST, COLLX_TREE_KNOMIAL, 1 << 20, 8, 4,
+                                               2e-6, 8e-12),
+                      65536);
+    ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_ALLREDUCE, COLLX_TREE_TOPO, 1 << 20, 8, 4,
+                                               2e-6, 8e-12),
+                      32768);
+    // LP: the longest chain -- P ranks for pipeline, 1 + ceil((P-1)/fanout) for chain
+    const double a = COLLX_LP_ALPHA_NS_DEFAULT * 1e-9, b = COLLX_LP_BETA_PS_DEFAULT * 1e-12;
+    ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_BCAST, COLLX_TREE_PIPELINE, 8 << 20, 17,
+                                               4, a, b),
+                      collx_lp_segment_bytes(8 << 20, 17, a, b));
+    ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_BCAST, COLLX_TREE_CHAIN, 8 << 20, 17, 4,
+                                               a, b),
+                      collx_lp_segment_bytes(8 << 20, 5, a, b));
+    ck_assert_uint_ne(collx_lp_segment_bytes(8 << 20, 5, a, b),
+                      collx_lp_segment_bytes(8 << 20, 17, a, b));
+    // hanx without a rule: one segment below 512 KiB, then 256 / 128 KiB
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_BCAST, 524287), 0);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_BCAST, 524288), 262144);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_REDUCE, 1 << 20), 131072);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 1 << 20), 131072);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLGATHER, 1 << 20), 0);
+}
+END_TEST
+
 START_TEST(capi_rejects_bad_arguments) {
     sim::World w(4, 1);
     collx_dtype_t dt = dtype_of(4);
@@ -778,6 +818,7 @@ int main() {
     tcase_add_test(exec, allreduce_in_place_is_bitwise_deterministic);
     tcase_add_test(exec, notification_fires_once_after_completion);
     tcase_add_test(exec, lp_segment_size_follows_the_model);
+    tcase_add_test(exec, one_table_of_collectives_and_default_segments);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, capi_rejects_bad_arguments);
     tcase_add_test(exec, dtype_support_matches_what_start_refuses);

@@ -42,6 +42,33 @@ Algo flat(int tree) {
 // Linear pipelining (one chain) of n segments of s bytes over P ranks:
 // each hop costs L + 2o + sG, and with sG >= 2o a rank forwards one segment
 // per sG, so the last rank has the last segment at (P-1)(L+2o+sG) + (n-1)sG.
+START_TEST(default_segments_are_the_components) {
+    // the simulator's defaults come from the core's one place, as adaptx's
+    // and hanx's do (the LP chain: its longest chain, not P)
+    const double a = COLLX_LP_ALPHA_NS_DEFAULT * 1e-9, b = COLLX_LP_BETA_PS_DEFAULT * 1e-12;
+    const Params p = Params::defaults();
+    const Topology t{17, 17, 0};
+    Algo chain;
+    chain.tree = COLLX_TREE_CHAIN;  // fanout 4: 1 + ceil(16 / 4) = 5 ranks
+    ck_assert_uint_eq(default_segment(p, t, Coll::Bcast, chain, 8 << 20),
+                      collx_lp_segment_bytes(8 << 20, 5, a, b));
+    Algo pipe;
+    pipe.tree = COLLX_TREE_PIPELINE;
+    ck_assert_uint_eq(default_segment(p, t, Coll::Allreduce, pipe, 8 << 20),
+                      collx_lp_segment_bytes(8 << 20, 17, a, b));
+    Algo bin;
+    ck_assert_uint_eq(default_segment(p, t, Coll::Reduce, bin, 8 << 20), 32768);
+    Algo h;
+    h.hanx = true;
+    ck_assert_uint_eq(default_segment(p, t, Coll::Reduce, h, 1 << 20), 131072);
+    ck_assert_uint_eq(default_segment(p, t, Coll::Bcast, h, 1000), 0);
+    ck_assert_str_eq(coll_name(Coll::Allreduce), "allreduce");
+    Coll c;
+    ck_assert(parse_coll("reduce", &c) && c == Coll::Reduce);
+    ck_assert(!parse_coll("allgather", &c));  // in the table, not simulated
+}
+END_TEST
+
 START_TEST(chain_bcast_closed_form) {
     const double L = 1000, G = 1.0, s = 1000;
     for (double o : {0.0, 100.0, 500.0})
@@ -435,6 +462,7 @@ int main(void) {
     tcase_add_test(tc, hanx_composes_its_stages);
     tcase_add_test(tc, sixty_four_k_ranks);
     tcase_add_test(tc, fit_recovers_the_parameters);
+    tcase_add_test(tc, default_segments_are_the_components);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "collx/collx.h"
 
 static int rank, size;
 
@@ -70,9 +71,21 @@ static double slowest(double t)
 
 enum coll { BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, REDUCE_SCATTER, BARRIER, IBCAST,
             IALLREDUCE, NCOLL };
-static const char *const names[NCOLL] = {"bcast",          "reduce",  "allreduce",
-                                         "allgather",      "alltoall", "reduce_scatter",
-                                         "barrier",        "ibcast",  "iallreduce"};
+/* the words: the core's table (collx.h), "i" before a non-blocking form */
+static const struct {
+    int coll, nonblocking;
+} kinds[NCOLL] = {{COLLX_COLL_BCAST, 0},     {COLLX_COLL_REDUCE, 0},
+                  {COLLX_COLL_ALLREDUCE, 0}, {COLLX_COLL_ALLGATHER, 0},
+                  {COLLX_COLL_ALLTOALL, 0},  {COLLX_COLL_REDUCE_SCATTER, 0},
+                  {COLLX_COLL_BARRIER, 0},   {COLLX_COLL_BCAST, 1},
+                  {COLLX_COLL_ALLREDUCE, 1}};
+static char names[NCOLL][32];
+static void name_kinds(void)
+{
+    for (int c = 0; c < NCOLL; ++c)
+        snprintf(names[c], sizeof names[c], "%s%s", kinds[c].nonblocking ? "i" : "",
+                 collx_coll_name(kinds[c].coll));
+}
 
 /* elements of the send (a) and receive (b) buffers for block/message n */
 static long in_elems(enum coll c, long n) { return c == ALLTOALL || c == REDUCE_SCATTER ? n * size : n; }
@@ -194,6 +207,7 @@ static void measure_links(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    name_kinds();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int want[NCOLL] = {0}, ncolls = 0;

@@ -14,13 +14,14 @@
 
 BEGIN_C_DECLS
 
-enum { ADAPTX_BCAST, ADAPTX_REDUCE, ADAPTX_ALLREDUCE, ADAPTX_NCOLLS };
-
-/* "bcast", "reduce", "allreduce": MCA parameter prefixes and log names */
-extern const char *const mca_coll_adaptx_coll_names[ADAPTX_NCOLLS];
-
-/* Segment bytes of a tree (not pipeline/chain) when segment_size is 0. */
-#define ADAPTX_TREE_SEGMENT_BYTES(which) (ADAPTX_BCAST == (which) ? 65536 : 32768)
+/* The collectives adaptx runs: the first three of the core's table, whose
+ * names (collx_coll_name) are its MCA parameter prefixes and log names. */
+enum {
+    ADAPTX_BCAST = COLLX_COLL_BCAST,
+    ADAPTX_REDUCE = COLLX_COLL_REDUCE,
+    ADAPTX_ALLREDUCE = COLLX_COLL_ALLREDUCE,
+    ADAPTX_NCOLLS
+};
 
 /* Knobs of one collective. */
 typedef struct adaptx_coll_params_t {

@@ -43,8 +43,6 @@ static int adaptx_close(void)
     return OMPI_SUCCESS;
 }
 
-const char *const mca_coll_adaptx_coll_names[ADAPTX_NCOLLS] = {"bcast", "reduce",
-                                                                "allreduce"};
 static const int default_tree[ADAPTX_NCOLLS] = {COLLX_TREE_BINOMIAL, COLLX_TREE_BINOMIAL,
                                                  COLLX_TREE_BINOMIAL};
 
@@ -63,7 +61,7 @@ static int adaptx_register(void)
                             "10 = every call",
                             0, 0, 100, OPAL_INFO_LVL_9, &c->verbose);
     for (int k = 0; k < ADAPTX_NCOLLS; ++k) {
-        const char *n = mca_coll_adaptx_coll_names[k];
+        const char *n = collx_coll_name(k);
         snprintf(name, sizeof(name), "%s_algorithm", n);
         snprintf(help, sizeof(help),
                  "Tree of MPI_%s and its non-blocking form: binomial, in_order_binomial, "
@@ -80,7 +78,7 @@ static int adaptx_register(void)
                  "Bytes per pipelined segment of MPI_%s (whole elements, at least one). 0 = "
                  "automatic: for pipeline/chain the LP optimum sqrt(n*alpha/((P-2)*beta)) "
                  "from lp_alpha_ns and lp_beta_ps_per_byte, else %d",
-                 n, ADAPTX_TREE_SEGMENT_BYTES(k));
+                 n, (int)collx_tree_segment_bytes(k, COLLX_TREE_BINOMIAL, 0, 0, 0, 0, 0));
         collx_glue_register_int(v, name, help, 0, 0, 1 << 30, OPAL_INFO_LVL_5,
                                 &c->coll[k].segment_size);
         snprintf(name, sizeof(name), "%s_fanout", n);
@@ -100,11 +98,13 @@ static int adaptx_register(void)
                             "LP cost model: fixed cost of one segment on a link (per-message "
                             "overhead), nanoseconds; sets the automatic segment size of "
                             "pipeline and chain trees",
-                            2000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_alpha_ns);
+                            COLLX_LP_ALPHA_NS_DEFAULT, 1, 1 << 30, OPAL_INFO_LVL_6,
+                            &c->lp_alpha_ns);
     collx_glue_register_int(v, "lp_beta_ps_per_byte",
                             "LP cost model: time per byte on a link, picoseconds (8000 = "
                             "1 Gbit/s, 80 = 100 Gbit/s)",
-                            8000, 1, 1 << 30, OPAL_INFO_LVL_6, &c->lp_beta_ps_per_byte);
+                            COLLX_LP_BETA_PS_DEFAULT, 1, 1 << 30, OPAL_INFO_LVL_6,
+                            &c->lp_beta_ps_per_byte);
     collx_glue_report_params(v);
     return OMPI_SUCCESS;
 }

@@ -114,20 +114,13 @@ static void prepare(call_t *c, int which, int form, int count, struct ompi_datat
             ADAPTX_LOG(1, "coll:adaptx: no node map for %s; topo tree falls back to binomial",
                        comm->c_name);
     }
-    if (p->segment_size > 0) {
-        c->tun.segment_bytes = (size_t)p->segment_size;
-    } else if (COLLX_TREE_PIPELINE == p->tree || COLLX_TREE_CHAIN == p->tree) {
-        /* the longest chain is what the LP model describes */
-        int chain = COLLX_TREE_CHAIN == p->tree ? (c->t.size - 1 + p->fanout - 1) / p->fanout + 1
-                                                : c->t.size;
-        c->tun.segment_bytes = collx_lp_segment_bytes(c->count * c->d.size, chain,
-                                                      k->lp_alpha_ns * 1e-9,
-                                                      k->lp_beta_ps_per_byte * 1e-12);
-    } else {
-        c->tun.segment_bytes = ADAPTX_TREE_SEGMENT_BYTES(which);
-    }
+    c->tun.segment_bytes =
+        p->segment_size > 0
+            ? (size_t)p->segment_size
+            : collx_tree_segment_bytes(which, p->tree, c->count * c->d.size, c->t.size, p->fanout,
+                                       k->lp_alpha_ns * 1e-9, k->lp_beta_ps_per_byte * 1e-12);
     ADAPTX_LOG(10, "coll:adaptx: %s%s%s count %d on %s (%s tree, %zu-byte segments)",
-               form_prefix[form], mca_coll_adaptx_coll_names[which], form_suffix[form], count,
+               form_prefix[form], collx_coll_name(which), form_suffix[form], count,
                comm->c_name,
                collx_tree_name(c->tun.tree), c->tun.segment_bytes);
 }

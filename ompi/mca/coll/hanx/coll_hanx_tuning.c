@@ -28,7 +28,7 @@ int mca_coll_hanx_tuning_open(void)
     c->rules = NULL;
     if (NULL == c->tuning_file || '\0' == c->tuning_file[0]) return OMPI_SUCCESS;
     collx_rules_t *r = collx_rules_load(c->tuning_file, err, sizeof(err));
-    for (const char *const *coll = collx_rules_collectives(); r && *coll; ++coll)
+    for (const char *const *coll = collx_coll_names(); r && *coll; ++coll)
         if (collx_rules_check_algorithms(r, *coll, algorithms, 2, err, sizeof(err))) {
             collx_rules_free(r);
             r = NULL;
@@ -53,8 +53,8 @@ void mca_coll_hanx_tuning_close(void)
  * (docs/benchmarks.md): every collective hierarchical, except allgather
  * and alltoall of larger blocks, where funnelling every block through the
  * node leaders costs more than it saves (tuned's direct exchanges win);
- * bcast pipelined in 256 KiB segments from 512 KiB on, reduce and
- * allreduce in 128 KiB segments from 512 KiB on. */
+ * segments from the core's collx_hier_segment_bytes (bcast in 256 KiB
+ * segments from 512 KiB on, reduce and allreduce in 128 KiB). */
 static const char *default_algorithm(const char *collective, size_t bytes)
 {
     if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
@@ -62,20 +62,12 @@ static const char *default_algorithm(const char *collective, size_t bytes)
     return NULL;
 }
 
-static size_t default_segment(const char *collective, size_t bytes)
-{
-    if (!strcmp(collective, "bcast")) return bytes >= 524288 ? 262144 : 0;
-    if (!strcmp(collective, "reduce") || !strcmp(collective, "allreduce"))
-        return bytes >= 524288 ? 131072 : 0;
-    return 0;
-}
-
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           hanx_choice_t *out)
 {
     collx_rule_t rule;
     out->algorithm = default_algorithm(collective, bytes);
-    out->segment_bytes = default_segment(collective, bytes);
+    out->segment_bytes = collx_hier_segment_bytes(collx_coll_from_name(collective), bytes);
     out->low = out->up = NULL;
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,

@@ -87,6 +87,53 @@ typedef struct collx_tuning {
                              (NULL: unknown, a binomial tree is used)     */
 } collx_tuning_t;
 
+/* The collectives collx knows, in one table: the tuning file's
+ * "collective" words, adaptx's and the simulator's names, the tools'
+ * --coll words (a non-blocking form is the same word with an "i"). */
+typedef enum collx_coll {
+    COLLX_COLL_BCAST = 0,
+    COLLX_COLL_REDUCE,
+    COLLX_COLL_ALLREDUCE,
+    COLLX_COLL_ALLGATHER,
+    COLLX_COLL_ALLGATHERV,
+    COLLX_COLL_GATHER,
+    COLLX_COLL_GATHERV,
+    COLLX_COLL_SCATTER,
+    COLLX_COLL_SCATTERV,
+    COLLX_COLL_BARRIER,
+    COLLX_COLL_REDUCE_SCATTER,
+    COLLX_COLL_REDUCE_SCATTER_BLOCK,
+    COLLX_COLL_SCAN,
+    COLLX_COLL_EXSCAN,
+    COLLX_COLL_ALLTOALL,
+    COLLX_COLL_ALLTOALLV,
+    COLLX_COLL_COUNT
+} collx_coll_t;
+
+/* "bcast", ..., "alltoallv"; NULL when out of range. */
+const char *collx_coll_name(int coll);
+/* The collective called `name`, or -1. */
+int collx_coll_from_name(const char *name);
+/* All the names in enum order, NULL-terminated. */
+const char *const *collx_coll_names(void);
+
+/* Default segment sizes, in one place (the components' MCA help, the
+ * simulator and collx-tune follow them). */
+enum {
+    COLLX_LP_ALPHA_NS_DEFAULT = 2000,    /* adaptx lp_alpha_ns             */
+    COLLX_LP_BETA_PS_DEFAULT = 8000      /* adaptx lp_beta_ps_per_byte     */
+};
+/* A collx tree's segment when none is set: for the pipeline and chain
+ * trees the LP optimum (collx_lp_segment_bytes) over the longest chain
+ * (P ranks for pipeline; 1 + ceil((P-1)/fanout) for chain), alpha and beta
+ * in seconds; otherwise 64 KiB for bcast and 32 KiB for the reductions. */
+size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P, int fanout,
+                                double alpha, double beta);
+/* hanx's pipeline segment without a tuning file's rule: bcast in 256 KiB
+ * segments, reduce and allreduce in 128 KiB, from 512 KiB messages on;
+ * 0 (one segment) otherwise. */
+size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
+
 /* Linear-pipelining segment size that minimises the chain's time
  * (P-1+k)(alpha + beta*n/k): s* = sqrt(n*alpha / ((P-2)*beta)), clamped to
  * [1 KiB, n]; n for P <= 2.  alpha in seconds, beta in seconds per byte. */

@@ -66,10 +66,6 @@ const char *collx_rules_name(const collx_rules_t *r);
 int collx_rules_check_algorithms(const collx_rules_t *r, const char *collective,
                                  const char *const *known, size_t nknown, char *err, size_t errlen);
 
-/* The collective names a tuning file may use, NULL-terminated, in a fixed
- * order ("bcast", "reduce", ... "alltoallv"). */
-const char *const *collx_rules_collectives(void);
-
 void collx_rules_free(collx_rules_t *r);
 
 #ifdef __cplusplus

@@ -1,0 +1,50 @@
+// The collectives' names and default segment sizes (collx.h): one table,
+// used by the tuning rules, the components, the simulator and the tools.
+#include <cstring>
+
+#include "collx/collx.h"
+
+namespace {
+
+constexpr const char *kNames[COLLX_COLL_COUNT + 1] = {
+    "bcast",   "reduce",  "allreduce", "allgather", "allgatherv",     "gather",
+    "gatherv", "scatter", "scatterv",  "barrier",   "reduce_scatter", "reduce_scatter_block",
+    "scan",    "exscan",  "alltoall",  "alltoallv", nullptr};
+static_assert(sizeof(kNames) / sizeof(kNames[0]) == COLLX_COLL_COUNT + 1, "one name per collective");
+
+}  // namespace
+
+extern "C" {
+
+const char *collx_coll_name(int coll) {
+    return coll >= 0 && coll < COLLX_COLL_COUNT ? kNames[coll] : nullptr;
+}
+
+int collx_coll_from_name(const char *name) {
+    if (name == nullptr) return -1;
+    for (int c = 0; c < COLLX_COLL_COUNT; ++c)
+        if (std::strcmp(name, kNames[c]) == 0) return c;
+    return -1;
+}
+
+const char *const *collx_coll_names(void) { return kNames; }
+
+size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P, int fanout,
+                                double alpha, double beta) {
+    if (tree == COLLX_TREE_PIPELINE || tree == COLLX_TREE_CHAIN) {
+        // the longest chain is what the LP model describes
+        const int f = fanout > 0 ? fanout : 1;
+        const int chain = tree == COLLX_TREE_CHAIN && P > 1 ? (P - 1 + f - 1) / f + 1 : P;
+        return collx_lp_segment_bytes(message_bytes, chain, alpha, beta);
+    }
+    return coll == COLLX_COLL_BCAST ? 65536 : 32768;
+}
+
+size_t collx_hier_segment_bytes(int coll, size_t message_bytes) {
+    if (message_bytes < 524288) return 0;
+    if (coll == COLLX_COLL_BCAST) return 262144;
+    if (coll == COLLX_COLL_REDUCE || coll == COLLX_COLL_ALLREDUCE) return 131072;
+    return 0;
+}
+
+}  // extern "C"
