@@ -16,7 +16,7 @@
 #   contrib/bench.sh --replot DIR [--stat S] [--ratios ...] [--out DIR2]
 #
 # Collectives (LIST, comma-separated, or all): bcast, reduce, allreduce,
-# ibcast, iallreduce (BYTES = the message), allgather, alltoall,
+# ibcast, ireduce, iallreduce (BYTES = the message), allgather, iallgather, alltoall,
 # reduce_scatter (BYTES = one rank's block), barrier (no size).
 # Sizes: --min to --max in steps of * --factor (default 4 .. 1 MiB, x4).
 # Contenders (contrib/contenders.sh):
@@ -157,9 +157,9 @@ function log2c(u,   k) { k = 0; while (2 ^ k < u) ++k; return k }
 function lvl(coll, U, k, al, be, S,   L) {
     if (U < 2 || al == "") return 0
     L = log2c(U) * al
-    if (coll == "bcast" || coll == "reduce" || coll == "ibcast") return L + S * be
+    if (coll == "bcast" || coll == "reduce" || coll == "ibcast" || coll == "ireduce") return L + S * be
     if (coll == "allreduce" || coll == "iallreduce") return L + 2 * (U - 1) / U * S * be
-    if (coll == "allgather" || coll == "reduce_scatter") return L + (U - 1) * k * S * be
+    if (coll ~ /allgather/ || coll == "reduce_scatter") return L + (U - 1) * k * S * be
     if (coll == "alltoall") return al + (U - 1) * k * k * S * be
     return L  # barrier
 }
@@ -187,7 +187,7 @@ BEGIN {
         for (j = 1; j <= n; ++j) a[j] = smp[keys[x], j] + 0
         isort(a, n)
         med = q(a, n, 0.5)
-        wide = (coll == "allgather" || coll == "alltoall" || coll == "reduce_scatter")
+        wide = (coll ~ /allgather/ || coll == "alltoall" || coll == "reduce_scatter")
         S = wide ? s * P : s
         fac = (coll ~ /allreduce/) ? 2 * (P - 1) / P : (wide ? (P - 1) / P : 1)
         alg = (coll == "barrier" || med <= 0) ? "" : sprintf("%.4f", S / med / 1e3)
