@@ -494,6 +494,190 @@ START_TEST(lp_segment_size_follows_the_model) {
 }
 END_TEST
 
+// ------------------------------------------------ hierarchical plans
+//
+// collx_hier_plan run symbolically: every rank's buffers hold a count of
+// each rank's contribution; the stages of all ranks are played in number
+// order, each (number, level, group) as one sub-collective of its members.
+// Checks that the members of every communicator agree (every member has
+// the stage, with the same kind and root), that a reduction's non-roots
+// get no receive buffer, and that the result is exactly one contribution of
+// every rank (bcast: the root's data) wherever it must be.
+
+struct HierShape {
+    int L;
+    std::vector<std::vector<int>> group;  // group[j][r]: r's level-j group id, j < L-1
+};
+
+using Counts = std::vector<int>;
+
+struct HierPlay {
+    collx_hier_t h{};
+    std::vector<std::vector<int>> tab;  // storage of the tables
+    int P;
+    explicit HierPlay(const HierShape &s) : P(static_cast<int>(s.group[0].size())) {
+        h.nlevels = s.L;
+        h.size = P;
+        tab.assign(2 * s.L, std::vector<int>(P));
+        for (int k = 0; k < s.L; ++k) {
+            h.leader[k] = tab[k].data();
+            h.rank_in[k] = tab[s.L + k].data();
+        }
+        std::vector<int> lead(static_cast<std::size_t>(P * (s.L - 1)));
+        for (int r = 0; r < P; ++r)
+            for (int j = 0; j < s.L - 1; ++j) {
+                int low = r;  // lowest rank of r's group
+                for (int q = 0; q < P; ++q)
+                    if (s.group[j][q] == s.group[j][r]) low = std::min(low, q);
+                lead[r * (s.L - 1) + j] = low;
+            }
+        collx_hier_fill(&h, lead.data(), s.L - 1);
+    }
+
+    // Plays coll with root; returns the ranks' final receive buffers.
+    std::vector<Counts> play(int coll, int root, int flags) {
+        struct Item {
+            int rank;
+            collx_hier_stage_t st;
+        };
+        std::vector<Item> items;
+        std::vector<std::vector<Counts>> buf(P, std::vector<Counts>(5, Counts(P, 0)));
+        for (int r = 0; r < P; ++r) {
+            collx_hier_plan_t plan;
+            ck_assert_int_eq(collx_hier_plan(&h, coll, r, root, nullptr, flags, &plan), COLLX_OK);
+            const bool in_place = (flags & COLLX_HIER_IN_PLACE) &&
+                                  (coll == COLLX_COLL_ALLREDUCE || r == root);
+            if (coll == COLLX_COLL_BCAST) {
+                if (r == root) buf[r][COLLX_HBUF_RECV][root] = 1;
+            } else {
+                buf[r][in_place ? COLLX_HBUF_RECV : COLLX_HBUF_SEND][r] = 1;
+            }
+            ck_assert(plan.need_acc || plan.copy_to != COLLX_HBUF_ACC);
+            if (plan.copy_to != COLLX_HBUF_NONE) buf[r][plan.copy_to] = buf[r][plan.copy_from];
+            for (int i = 0; i < plan.nstages; ++i) {
+                ck_assert(plan.need_acc || (plan.st[i].sbuf != COLLX_HBUF_ACC &&
+                                            plan.st[i].rbuf != COLLX_HBUF_ACC));
+                for (int j = 0; j < i; ++j) ck_assert_int_ne(plan.st[i].number, plan.st[j].number);
+                items.push_back({r, plan.st[i]});
+            }
+        }
+        std::stable_sort(items.begin(), items.end(),
+                         [](const Item &a, const Item &b) { return a.st.number < b.st.number; });
+        std::vector<bool> used(items.size(), false);
+        for (std::size_t i = 0; i < items.size(); ++i) {
+            if (used[i]) continue;
+            const collx_hier_stage_t &s = items[i].st;
+            std::vector<const Item *> g;  // the sub-collective's members
+            for (std::size_t j = i; j < items.size() && items[j].st.number == s.number; ++j) {
+                const Item &o = items[j];
+                const bool same = o.st.level == s.level &&
+                                  (s.level == COLLX_HLEVEL_P2P ||
+                                   h.leader[s.level][o.rank] == h.leader[s.level][items[i].rank]);
+                if (!same) continue;
+                used[j] = true;
+                g.push_back(&o);
+            }
+            if (s.level == COLLX_HLEVEL_P2P) {  // one message
+                ck_assert_int_eq(static_cast<int>(g.size()), 2);
+                const Item *snd = g[0]->st.kind == COLLX_HSTEP_SEND ? g[0] : g[1];
+                const Item *rcv = g[0]->st.kind == COLLX_HSTEP_SEND ? g[1] : g[0];
+                ck_assert_int_eq(snd->st.kind, COLLX_HSTEP_SEND);
+                ck_assert_int_eq(rcv->st.kind, COLLX_HSTEP_RECV);
+                ck_assert_int_eq(snd->st.root, rcv->rank);
+                ck_assert_int_eq(rcv->st.root, snd->rank);
+                buf[rcv->rank][rcv->st.rbuf] = buf[snd->rank][snd->st.sbuf];
+                continue;
+            }
+            const int k = s.level;
+            ck_assert_int_eq(static_cast<int>(g.size()), collx_hier_level_size(&h, k, items[i].rank));
+            ck_assert_int_ge(static_cast<int>(g.size()), 2);
+            const Item *groot = nullptr;
+            for (const Item *m : g) {
+                ck_assert_int_eq(m->st.kind, s.kind);
+                ck_assert_int_eq(m->st.root, s.root);
+                if (h.rank_in[k][m->rank] == s.root) groot = m;
+            }
+            ck_assert_ptr_nonnull(groot);
+            auto src = [&](const Item *m) -> Counts & {
+                return buf[m->rank][m->st.sbuf == COLLX_HBUF_IN_PLACE ? m->st.rbuf : m->st.sbuf];
+            };
+            switch (s.kind) {
+                case COLLX_HSTEP_BCAST: {
+                    const Counts data = buf[groot->rank][groot->st.rbuf];
+                    for (const Item *m : g) buf[m->rank][m->st.rbuf] = data;
+                    break;
+                }
+                case COLLX_HSTEP_REDUCE:
+                case COLLX_HSTEP_ALLREDUCE: {
+                    Counts sum(P, 0);
+                    for (const Item *m : g) {
+                        if (s.kind == COLLX_HSTEP_REDUCE && m != groot) {
+                            ck_assert_int_eq(m->st.rbuf, COLLX_HBUF_NONE);
+                            ck_assert_int_ne(m->st.sbuf, COLLX_HBUF_IN_PLACE);
+                        } else {
+                            ck_assert_int_ne(m->st.rbuf, COLLX_HBUF_NONE);
+                        }
+                        const Counts &c = src(m);
+                        for (int q = 0; q < P; ++q) sum[q] += c[q];
+                    }
+                    for (const Item *m : g)
+                        if (s.kind == COLLX_HSTEP_ALLREDUCE || m == groot) buf[m->rank][m->st.rbuf] = sum;
+                    break;
+                }
+                case COLLX_HSTEP_BARRIER: break;
+                default: ck_abort_msg("unexpected stage kind %d", s.kind);
+            }
+        }
+        std::vector<Counts> out;
+        for (int r = 0; r < P; ++r) out.push_back(buf[r][COLLX_HBUF_RECV]);
+        return out;
+    }
+};
+
+START_TEST(hier_plans_run_every_shape_and_root) {
+    std::vector<HierShape> shapes;
+    auto two = [](std::vector<int> node) { return HierShape{2, {node}}; };
+    shapes.push_back(two({0, 0, 1, 1}));                 // 2x2
+    shapes.push_back(two({0, 0, 0, 1}));                 // 3+1
+    shapes.push_back(two({0, 1, 0, 1, 0}));              // round-robin 3+2
+    shapes.push_back(two({0, 1, 2, 0, 1, 2, 0}));        // round-robin 3+2+2
+    shapes.push_back(two({0, 1, 2}));                    // one rank per node
+    shapes.push_back(two({0, 0, 0}));                    // one node
+    shapes.push_back(two({0, 0, 1, 1, 2, 2, 3, 3}));     // 4x2
+    shapes.push_back({3, {{0, 0, 1, 1, 2, 2, 3, 3}, {0, 0, 0, 0, 1, 1, 1, 1}}});  // 2x2x2
+    shapes.push_back({3, {{0, 0, 0, 1, 2, 2, 2}, {0, 0, 0, 0, 1, 1, 1}}});        // (3+1)+3
+    shapes.push_back({3, {{0, 1, 0, 1, 2, 3, 2, 3}, {0, 0, 0, 0, 1, 1, 1, 1}}});  // sockets interleaved
+    for (const HierShape &s : shapes) {
+        HierPlay hp(s);
+        const int P = hp.P;
+        for (int root = 0; root < P; ++root) {
+            const auto b = hp.play(COLLX_COLL_BCAST, root, 0);
+            for (int r = 0; r < P; ++r)
+                for (int q = 0; q < P; ++q) ck_assert_int_eq(b[r][q], q == root ? 1 : 0);
+            for (int flags : {0, int(COLLX_HIER_IN_PLACE)}) {
+                const auto red = hp.play(COLLX_COLL_REDUCE, root, flags);
+                for (int q = 0; q < P; ++q) ck_assert_int_eq(red[root][q], 1);
+            }
+        }
+        for (int flags : {0, int(COLLX_HIER_IN_PLACE), int(COLLX_HIER_SPLIT_TOP),
+                          COLLX_HIER_IN_PLACE | COLLX_HIER_SPLIT_TOP}) {
+            const auto all = hp.play(COLLX_COLL_ALLREDUCE, 0, flags);
+            for (int r = 0; r < P; ++r)
+                for (int q = 0; q < P; ++q) ck_assert_int_eq(all[r][q], 1);
+        }
+        hp.play(COLLX_COLL_BARRIER, 0, 0);
+    }
+    // refused: another collective, a root or rank out of range, no tables
+    HierPlay hp(shapes[0]);
+    collx_hier_plan_t plan;
+    ck_assert_int_eq(collx_hier_plan(&hp.h, COLLX_COLL_SCAN, 0, 0, nullptr, 0, &plan), COLLX_ERR_ARG);
+    ck_assert_int_eq(collx_hier_plan(&hp.h, COLLX_COLL_BCAST, 0, 4, nullptr, 0, &plan), COLLX_ERR_ARG);
+    ck_assert_int_eq(collx_hier_plan(&hp.h, COLLX_COLL_BCAST, -1, 0, nullptr, 0, &plan), COLLX_ERR_ARG);
+    collx_hier_t none{};
+    ck_assert_int_eq(collx_hier_plan(&none, COLLX_COLL_BCAST, 0, 0, nullptr, 0, &plan), COLLX_ERR_ARG);
+}
+END_TEST
+
 START_TEST(one_table_of_collectives_and_default_segments) {
     // every name round-trips; unknown names and indices are refused
     const char *const *names = collx_coll_names();
@@ -819,6 +1003,7 @@ int main() {
     tcase_add_test(exec, notification_fires_once_after_completion);
     tcase_add_test(exec, lp_segment_size_follows_the_model);
     tcase_add_test(exec, one_table_of_collectives_and_default_segments);
+    tcase_add_test(exec, hier_plans_run_every_shape_and_root);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, capi_rejects_bad_arguments);
     tcase_add_test(exec, dtype_support_matches_what_start_refuses);

@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "mpi.h"
 #include "ompi/mca/coll/coll.h"
@@ -28,7 +29,7 @@
 
 BEGIN_C_DECLS
 
-#define HANX_MAX_LEVELS 3
+#define HANX_MAX_LEVELS COLLX_HIER_MAX_LEVELS
 /* channels of non-blocking calls: one per level, and the node communicator
  * where it is not a level's (3 levels: socket, node, leaders) */
 #define HANX_NODE HANX_MAX_LEVELS
@@ -124,6 +125,20 @@ typedef struct mca_coll_hanx_module_t {
     pthread_mutex_t nb_lock;
     volatile int nb_unposted;
 } mca_coll_hanx_module_t;
+
+/* m's level tables as the core's (collx_hier_t) over `size` ranks. */
+static inline collx_hier_t mca_coll_hanx_hier(const mca_coll_hanx_module_t *m, int size)
+{
+    collx_hier_t h;
+    memset(&h, 0, sizeof(h));
+    h.nlevels = m->nlevels;
+    h.size = size;
+    for (int k = 0; k < m->nlevels; ++k) {
+        h.leader[k] = m->leader[k];
+        h.rank_in[k] = m->rank_in[k];
+    }
+    return h;
+}
 OBJ_CLASS_DECLARATION(mca_coll_hanx_module_t);
 
 mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *comm, int *priority);
@@ -155,15 +170,21 @@ int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
  * (mca_coll_hanx_run_pipeline), non-blocking ones on the core's schedules
  * (mca_coll_hanx_start_nb). */
 enum stage_kind {
-    ST_BCAST, ST_REDUCE, ST_ALLREDUCE, ST_BARRIER, ST_SEND, ST_RECV,
+    /* the core's stages of bcast, reduce, allreduce, barrier (collx_hier_plan) */
+    ST_BCAST = COLLX_HSTEP_BCAST,
+    ST_REDUCE = COLLX_HSTEP_REDUCE,
+    ST_ALLREDUCE = COLLX_HSTEP_ALLREDUCE,
+    ST_BARRIER = COLLX_HSTEP_BARRIER,
+    ST_SEND = COLLX_HSTEP_SEND,
+    ST_RECV = COLLX_HSTEP_RECV,
     ST_GATHERV,    /* the node's packed blocks to its leader (hanx_blocks_t) */
     ST_ALLGATHERV, /* the leaders exchange their nodes' blocks, in place */
     ST_LOCAL       /* local work: the blocks' finish() */
 };
 
-#define HANX_P2P (-1)   /* the level of a point-to-point stage (on comm itself) */
+#define HANX_P2P COLLX_HLEVEL_P2P /* the level of a point-to-point stage (on comm itself) */
 #define HANX_LOCAL (-2) /* the level of a local stage */
-#define HANX_MAX_STAGES (2 * HANX_MAX_LEVELS + 2)
+#define HANX_MAX_STAGES COLLX_HIER_MAX_STAGES
 
 /* allgather's packed blocks, for its stages (coll_hanx_gather.c) */
 typedef struct hanx_blocks {

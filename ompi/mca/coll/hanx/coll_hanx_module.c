@@ -260,28 +260,16 @@ static int fill_tables(mca_coll_hanx_module_t *m, const int *all, int size)
     m->node_size = calloc((size_t)size, sizeof(int));
     m->node_first = malloc((size_t)size * sizeof(int));
     m->rank_at = malloc((size_t)size * sizeof(int));
-    int *counter = calloc((size_t)size, sizeof(int)), *index = malloc((size_t)size * sizeof(int));
+    int *index = malloc((size_t)size * sizeof(int));
     if (!m->node_of || !m->low_rank_of || !m->node_size || !m->node_first || !m->rank_at ||
-        !counter || !index) {
-        free(counter);
+        !index) {
         free(index);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    for (int r = 0; r < size; ++r) {
-        if (L == 3) m->leader[0][r] = all[3 * r];
-        m->leader[L - 2][r] = all[3 * r + 1];
-        m->leader[L - 1][r] = 0;
-        m->low_rank_of[r] = all[3 * r + 2];
-    }
-    /* rank_in: members of a level-k group are numbered in rank order */
-    for (int k = 0; k < L; ++k) {
-        memset(counter, 0, (size_t)size * sizeof(int));
-        for (int r = 0; r < size; ++r) {
-            const int member = 0 == k || m->leader[k - 1][r] == r;
-            index[r] = member ? counter[m->leader[k][r]]++ : -1;
-        }
-        for (int r = 0; r < size; ++r) m->rank_in[k][r] = index[0 == k ? r : m->leader[k - 1][r]];
-    }
+    for (int r = 0; r < size; ++r) m->low_rank_of[r] = all[3 * r + 2];
+    /* leader and rank_in: the core's tables (collx_hier_fill) */
+    collx_hier_t h = mca_coll_hanx_hier(m, size);
+    collx_hier_fill(&h, all + (3 == L ? 0 : 1), 3);
     /* nodes, numbered by their leader's rank (= order in the top level) */
     m->nnodes = 0;
     for (int r = 0; r < size; ++r)
@@ -301,7 +289,6 @@ static int fill_tables(mca_coll_hanx_module_t *m, const int *all, int size)
     for (int k = 0; k < L - 1; ++k)
         for (int r = 1; r < size; ++r)
             if (m->leader[k][r] < m->leader[k][r - 1]) m->blocks = 0;
-    free(counter);
     free(index);
     return OMPI_SUCCESS;
 }

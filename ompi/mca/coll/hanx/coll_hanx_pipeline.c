@@ -6,7 +6,9 @@
  * communicator from its rank 2", "reduce on level 0 to its rank 0", ...
  * Every stage has a global number, the same on all members of its
  * communicator, and stages follow the data (a bcast goes up the root's
- * groups, then down the others; a reduce goes up).  With the message cut
+ * groups, then down the others; a reduce goes up).  The stages of bcast,
+ * reduce, allreduce and barrier come from the core (collx_hier_plan, which
+ * the simulator runs too); allgather builds its own.  With the message cut
  * into segments, step t runs stage j on segment t - j: while the leaders
  * move segment s between nodes, the node below already spreads segment s-1.
  * Blocking calls run it lock-step: level-0 stages blocking, higher ones
@@ -423,25 +425,59 @@ static size_t segment_count(const hanx_choice_t *ch, int mca_bytes, int reductio
 
 static int mine(const hanx_view_t *v, int k) { return NULL != v->lvl[k]; }
 
-/* ------------------------------------------------------------- bcast */
-
-static void build_bcast(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, void *buf, int root,
-                        struct ompi_communicator_t *comm)
+/* The core's stages of coll for this rank (collx_hier_plan: the one
+ * description of the hierarchical bcast, reduce, allreduce and barrier,
+ * which the simulator runs too), on p's view with the caller's buffers.
+ * *to_free: the accumulator it allocated (the caller frees it after the
+ * call). */
+static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const void *sbuf,
+                 void *rbuf, int root, char **to_free)
 {
-    const int L = m->nlevels, rank = ompi_comm_rank(comm);
     const hanx_view_t *v = p->view;
-    /* up the root's groups (stage k at level k) as far as the root is not
-     * its group's leader yet, then down the others (stage 2(L-1)-k at level
-     * k) -- a root's group that it leads is served on the way down */
-    for (int k = 0; k < L; ++k) {
-        if (!mine(v, k) || ompi_comm_size(v->lvl[k]) < 2) continue;
-        const int root_here = m->rank_in[k][root];
-        if (m->leader[k][rank] == m->leader[k][root] && (k == L - 1 || 0 != root_here))
-            mca_coll_hanx_add_stage(p, k, k, ST_BCAST, root_here, NULL, buf);
-        else
-            mca_coll_hanx_add_stage(p, 2 * (L - 1) - k, k, ST_BCAST, 0, NULL, buf);
+    const collx_hier_t h = mca_coll_hanx_hier(m, ompi_comm_size(p->comm));
+    int size[HANX_MAX_LEVELS] = {0};
+    for (int k = 0; k < m->nlevels; ++k) size[k] = mine(v, k) ? ompi_comm_size(v->lvl[k]) : 0;
+    /* (the top level's allreduce becomes reduce + bcast where the ring
+     * allreduce is not safe) */
+    const int flags = (MPI_IN_PLACE == sbuf ? COLLX_HIER_IN_PLACE : 0) |
+                      (COLLX_COLL_ALLREDUCE == coll && mca_coll_hanx_scratch_unsafe(p->dtype)
+                           ? COLLX_HIER_SPLIT_TOP : 0);
+    collx_hier_plan_t plan;
+    *to_free = NULL;
+    if (COLLX_OK != collx_hier_plan(&h, coll, ompi_comm_rank(p->comm), root, size, flags, &plan))
+        return OMPI_ERR_BAD_PARAM;
+    char *acc = NULL;
+    if (plan.need_acc && NULL == (acc = mca_coll_hanx_temp(p->dtype, p->count, to_free)))
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    void *const bufs[] = {[COLLX_HBUF_NONE] = NULL, [COLLX_HBUF_IN_PLACE] = MPI_IN_PLACE,
+                          [COLLX_HBUF_SEND] = (void *)sbuf, [COLLX_HBUF_RECV] = rbuf,
+                          [COLLX_HBUF_ACC] = acc};
+    if (COLLX_HBUF_NONE != plan.copy_to)
+        mca_coll_hanx_copy(p->dtype, p->count, bufs[plan.copy_to], bufs[plan.copy_from]);
+    for (int i = 0; i < plan.nstages; ++i) {
+        const collx_hier_stage_t *s = &plan.st[i];
+        mca_coll_hanx_add_stage(p, s->number, s->level, (enum stage_kind)s->kind, s->root,
+                                bufs[s->sbuf], bufs[s->rbuf]);
     }
+    return OMPI_SUCCESS;
 }
+
+/* Run p: lock-step (request NULL, a blocking call) or started on the
+ * schedules (non-blocking); to_free is freed after (rc: the build's). */
+static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char *to_free,
+               ompi_request_t **request)
+{
+    if (OMPI_SUCCESS != rc) {
+        free(to_free);
+        return rc;
+    }
+    if (request) return mca_coll_hanx_start_nb(m, p, to_free, request);
+    rc = mca_coll_hanx_run_pipeline(p);
+    free(to_free);
+    return rc;
+}
+
+/* ------------------------------------------------------------- bcast */
 
 int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
                         struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
@@ -453,10 +489,11 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s", count, root, comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
-    build_bcast(m, &p, buf, root, comm);
+    char *to_free;
+    const int rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
-    return mca_coll_hanx_run_pipeline(&p);
+    return run(m, &p, rc, to_free, NULL);
 }
 
 int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
@@ -472,55 +509,14 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     HANX_LOG(10, "coll:hanx: ibcast count %d root %d on %s", count, root, comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
-    build_bcast(m, &p, buf, root, comm);
+    char *to_free;
+    const int rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
-    return mca_coll_hanx_start_nb(m, &p, NULL, request);
+    return run(m, &p, rc, to_free, request);
 }
 
 /* ------------------------------------------------------------ reduce */
-
-/* Stages of a reduce; *to_free: the scratch buffer it allocated (the
- * caller frees it after the call). */
-static int build_reduce(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, const void *sbuf, void *rbuf,
-                        int root, struct ompi_communicator_t *comm, char **to_free)
-{
-    const int L = m->nlevels, rank = ompi_comm_rank(comm);
-    const hanx_view_t *v = p->view;
-    /* the root's representative at the top level ends up with the result */
-    const int holder = m->leader[L - 2][root];
-    const int i_am_root = rank == root;
-    const void *my_data = (i_am_root && MPI_IN_PLACE == sbuf) ? rbuf : sbuf;
-    int represents = 0; /* I take part above level 0 */
-    for (int k = 1; k < L; ++k) represents |= mine(v, k);
-    char *acc = NULL;
-    *to_free = NULL;
-    if (i_am_root && rank == holder) acc = rbuf;
-    else if (represents) acc = mca_coll_hanx_temp(p->dtype, p->count, to_free);
-    if (represents && NULL == acc) return OMPI_ERR_OUT_OF_RESOURCE;
-
-    /* level 0: everybody, into the group leader's accumulator */
-    /* (a reduce's non-root gets no receive buffer: some algorithms would
-     * use it as scratch, and it may be the send buffer) */
-    if (ompi_comm_size(v->lvl[0]) > 1)
-        mca_coll_hanx_add_stage(p, 0, 0, ST_REDUCE, 0, (represents && my_data == acc) ? MPI_IN_PLACE : my_data,
-                  represents ? acc : NULL);
-    else if (acc)
-        mca_coll_hanx_copy(p->dtype, p->count, acc, my_data);
-    /* levels above: the group leaders' partial results, to the leader --
-     * at the top level to the root's representative */
-    for (int k = 1; k < L; ++k) {
-        if (!mine(v, k) || ompi_comm_size(v->lvl[k]) < 2) continue;
-        const int to = k == L - 1 ? m->rank_in[k][root] : 0;
-        const int i_receive = ompi_comm_rank(v->lvl[k]) == to;
-        mca_coll_hanx_add_stage(p, k, k, ST_REDUCE, to, i_receive ? MPI_IN_PLACE : acc, i_receive ? acc : NULL);
-    }
-    /* the holder hands the result, segment by segment, to a root that does
-     * not represent a node */
-    if (root != holder && rank == holder) mca_coll_hanx_add_stage(p, L, HANX_P2P, ST_SEND, root, acc, NULL);
-    if (root != holder && i_am_root) mca_coll_hanx_add_stage(p, L, HANX_P2P, ST_RECV, holder, NULL, rbuf);
-    return OMPI_SUCCESS;
-}
 
 int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                          struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
@@ -537,14 +533,12 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     }
     HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s", count, root, comm->c_name);
     hanx_pipeline_t p;
-    char *to_free = NULL;
+    char *to_free;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
-    int rc = build_reduce(m, &p, sbuf, rbuf, root, comm, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
-    if (OMPI_SUCCESS == rc) rc = mca_coll_hanx_run_pipeline(&p);
-    free(to_free);
-    return rc;
+    return run(m, &p, rc, to_free, NULL);
 }
 
 int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -567,54 +561,16 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
                                m->prev.ireduce_module);
     HANX_LOG(10, "coll:hanx: ireduce count %d root %d on %s", count, root, comm->c_name);
     hanx_pipeline_t p;
-    char *to_free = NULL;
+    char *to_free;
     /* a tag of its own: several may be outstanding on comm */
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
-    int rc = build_reduce(m, &p, sbuf, rbuf, root, comm, &to_free);
-    if (OMPI_SUCCESS != rc) return rc;
+    const int rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
-    return mca_coll_hanx_start_nb(m, &p, to_free, request);
+    return run(m, &p, rc, to_free, request);
 }
 
 /* --------------------------------------------------------- allreduce */
-
-static void build_allreduce(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, const void *sbuf,
-                            void *rbuf)
-{
-    /* (the top level's allreduce becomes reduce + bcast where the ring
-     * allreduce is not safe) */
-    const int L = m->nlevels, split_top = mca_coll_hanx_scratch_unsafe(p->dtype);
-    const hanx_view_t *v = p->view;
-    const void *my_data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
-    /* up: reduce into each group leader's rbuf; top: allreduce (or reduce
-     * then bcast); down: bcast from the group leaders */
-    if (ompi_comm_size(v->lvl[0]) > 1) {
-        const int lead0 = 0 == ompi_comm_rank(v->lvl[0]);
-        mca_coll_hanx_add_stage(p, 0, 0, ST_REDUCE, 0, (lead0 && my_data == rbuf) ? MPI_IN_PLACE : my_data,
-                  lead0 ? rbuf : NULL);
-    } else {
-        mca_coll_hanx_copy(p->dtype, p->count, rbuf, my_data);
-    }
-    for (int k = 1; k < L - 1; ++k)
-        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
-            mca_coll_hanx_add_stage(p, k, k, ST_REDUCE, 0, 0 == ompi_comm_rank(v->lvl[k]) ? MPI_IN_PLACE : rbuf,
-                      0 == ompi_comm_rank(v->lvl[k]) ? rbuf : NULL);
-    const int top = L - 1;
-    if (mine(v, top)) {
-        if (split_top) {
-            const int lead = 0 == ompi_comm_rank(v->lvl[top]);
-            mca_coll_hanx_add_stage(p, top, top, ST_REDUCE, 0, lead ? MPI_IN_PLACE : rbuf, lead ? rbuf : NULL);
-            mca_coll_hanx_add_stage(p, top + 1, top, ST_BCAST, 0, NULL, rbuf);
-        } else {
-            mca_coll_hanx_add_stage(p, top, top, ST_ALLREDUCE, 0, MPI_IN_PLACE, rbuf);
-        }
-    }
-    const int down0 = top + split_top; /* the last top-level stage */
-    for (int k = L - 2; k >= 0; --k)
-        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
-            mca_coll_hanx_add_stage(p, down0 + (L - 1 - k), k, ST_BCAST, 0, NULL, rbuf);
-}
 
 int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
@@ -648,10 +604,11 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     HANX_LOG(10, "coll:hanx: allreduce count %d on %s", count, comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, 0);
-    build_allreduce(m, &p, sbuf, rbuf);
+    char *to_free;
+    const int rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
                                 (size_t)count);
-    return mca_coll_hanx_run_pipeline(&p);
+    return run(m, &p, rc, to_free, NULL);
 }
 
 int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
@@ -676,27 +633,14 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
     HANX_LOG(10, "coll:hanx: iallreduce count %d on %s", count, comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, 0);
-    build_allreduce(m, &p, sbuf, rbuf);
+    char *to_free;
+    const int rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
                                 (size_t)count);
-    return mca_coll_hanx_start_nb(m, &p, NULL, request);
+    return run(m, &p, rc, to_free, request);
 }
 
 /* ----------------------------------------------------------- barrier */
-
-/* Fan in level by level (a leader leaves its group's barrier only once all
- * of the group entered), the leaders' barrier, then fan out: the leaders
- * enter their groups' second barrier only after the top one. */
-static void build_barrier(mca_coll_hanx_module_t *m, hanx_pipeline_t *p)
-{
-    const int L = m->nlevels;
-    const hanx_view_t *v = p->view;
-    for (int k = 0; k < L; ++k)
-        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1) mca_coll_hanx_add_stage(p, k, k, ST_BARRIER, 0, NULL, NULL);
-    for (int k = L - 2; k >= 0; --k)
-        if (mine(v, k) && ompi_comm_size(v->lvl[k]) > 1)
-            mca_coll_hanx_add_stage(p, L + (L - 2 - k), k, ST_BARRIER, 0, NULL, NULL);
-}
 
 int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -705,9 +649,10 @@ int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     HANX_LOG(10, "coll:hanx: barrier on %s", comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, MPI_BYTE, NULL, 1, 0);
-    build_barrier(m, &p);
+    char *to_free;
+    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &to_free);
     p.seg_count = 1;
-    return mca_coll_hanx_run_pipeline(&p);
+    return run(m, &p, rc, to_free, NULL);
 }
 
 int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **request,
@@ -720,7 +665,8 @@ int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **re
     HANX_LOG(10, "coll:hanx: ibarrier on %s", comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, MPI_BYTE, NULL, 1, 0);
-    build_barrier(m, &p);
+    char *to_free;
+    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &to_free);
     p.seg_count = 1;
-    return mca_coll_hanx_start_nb(m, &p, NULL, request);
+    return run(m, &p, rc, to_free, request);
 }

@@ -201,6 +201,67 @@ int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, 
                          collx_step_fn fn, void *ctx, const collx_notify_t *notify,
                          collx_op_t **out);
 
+/* Hierarchical collectives as stages: hanx's bcast, reduce, allreduce and
+ * barrier are built here, once, and run by hanx (lock-step or on the
+ * schedule engine) and by the simulator alike.
+ *
+ * The levels, innermost first ([socket,] node, leaders), are two tables
+ * over the communicator's ranks: leader[k][r], the lowest rank of r's
+ * level-k group (leader[L-1][r] = 0: one top group), and rank_in[k][r],
+ * where r's representative (r itself at level 0, its level-(k-1) leader
+ * above) sits in the level-k communicator.  Rank r is a member of its
+ * level-k communicator when k = 0 or it leads its level-(k-1) group;
+ * members are numbered in rank order. */
+#define COLLX_HIER_MAX_LEVELS 3
+#define COLLX_HIER_MAX_STAGES (2 * COLLX_HIER_MAX_LEVELS + 2)
+typedef struct collx_hier {
+    int nlevels; /* L, 2 .. COLLX_HIER_MAX_LEVELS */
+    int size;    /* ranks of the communicator */
+    int *leader[COLLX_HIER_MAX_LEVELS];
+    int *rank_in[COLLX_HIER_MAX_LEVELS];
+} collx_hier_t;
+
+/* Fill h's tables (allocated by the caller: L arrays of `size` ints each)
+ * from each rank's group leaders below the top: lead[r * stride + j] is
+ * the leader of r's level-j group, j < L-1 (a leader leads its own group
+ * at every level below the ones it leads; groups keep rank order). */
+void collx_hier_fill(collx_hier_t *h, const int *lead, int stride);
+/* 1 when `rank` is a member of its level-k communicator. */
+int collx_hier_member(const collx_hier_t *h, int k, int rank);
+/* Size of rank's level-k communicator (0 when not a member); O(size). */
+int collx_hier_level_size(const collx_hier_t *h, int k, int rank);
+
+/* A stage: on level `level`'s communicator (COLLX_HLEVEL_P2P: a message
+ * on the whole communicator), a `kind` step with `root` (in that
+ * communicator; the peer of a message), reading sbuf and writing rbuf:
+ * symbolic buffers the runner maps to its own (COLLX_HBUF_*). */
+enum { COLLX_HSTEP_BCAST, COLLX_HSTEP_REDUCE, COLLX_HSTEP_ALLREDUCE, COLLX_HSTEP_BARRIER,
+       COLLX_HSTEP_SEND, COLLX_HSTEP_RECV };
+enum { COLLX_HBUF_NONE,     /* no buffer (NULL) */
+       COLLX_HBUF_IN_PLACE, /* MPI_IN_PLACE */
+       COLLX_HBUF_SEND,     /* the caller's send buffer */
+       COLLX_HBUF_RECV,     /* the caller's receive buffer */
+       COLLX_HBUF_ACC };    /* a scratch accumulator of the whole message */
+#define COLLX_HLEVEL_P2P (-1)
+typedef struct collx_hier_stage {
+    int number; /* the same on every member of the stage's communicator */
+    int level, kind, root, sbuf, rbuf;
+} collx_hier_stage_t;
+typedef struct collx_hier_plan {
+    int nstages;
+    collx_hier_stage_t st[COLLX_HIER_MAX_STAGES];
+    int copy_from, copy_to; /* before the stages: copy the message (NONE: no copy) */
+    int need_acc;           /* COLLX_HBUF_ACC is used: the caller provides it */
+} collx_hier_plan_t;
+enum { COLLX_HIER_IN_PLACE = 1, /* the caller passed MPI_IN_PLACE */
+       COLLX_HIER_SPLIT_TOP = 2 /* allreduce: the top level as reduce + bcast */ };
+/* Rank's stages of `coll` (bcast, reduce, allreduce or barrier) with
+ * `root` (bcast, reduce).  level_size[k]: the size of rank's level-k
+ * communicator (NULL: from the tables).  COLLX_ERR_ARG for another
+ * collective or a bad rank, root or table. */
+int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const int *level_size,
+                    int flags, collx_hier_plan_t *out);
+
 /* 1 when the operation has finished (all its transfers completed); then
  * *status is COLLX_OK or the first error. */
 int collx_op_test(collx_op_t *op, int *status);

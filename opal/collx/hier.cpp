@@ -1,0 +1,201 @@
+// Hierarchical collectives as stages (collx.h, collx_hier_plan): the one
+// description of hanx's bcast, reduce, allreduce and barrier, which hanx
+// runs on Open MPI's communicators and the simulator on its own.
+//
+// A collective is, for each rank, a list of stages: "bcast on my level-1
+// communicator from its rank 2", "reduce on level 0 to its rank 0", ...
+// Every stage has a global number, the same on all members of its
+// communicator, and numbers follow the data: a segment goes through a
+// rank's stages in increasing number (a bcast goes up the root's groups,
+// then down the others; a reduce goes up).
+#include <algorithm>
+#include <vector>
+
+#include "collx/collx.h"
+
+namespace {
+
+struct Builder {
+    const collx_hier_t &h;
+    int rank, root;
+    const int *level_size;
+    collx_hier_plan_t &out;
+
+    int L() const { return h.nlevels; }
+    bool member(int k) const { return collx_hier_member(&h, k, rank) != 0; }
+    int size(int k) const {
+        return level_size ? level_size[k] : collx_hier_level_size(&h, k, rank);
+    }
+    // a member of a level-k communicator of two or more ranks
+    bool runs(int k) const { return member(k) && size(k) > 1; }
+    int me_in(int k) const { return h.rank_in[k][rank]; }
+    void add(int number, int level, int kind, int stage_root, int sbuf, int rbuf) {
+        out.st[out.nstages++] = collx_hier_stage_t{number, level, kind, stage_root, sbuf, rbuf};
+    }
+    void copy(int from, int to) {
+        if (from == to) return;
+        out.copy_from = from;
+        out.copy_to = to;
+    }
+
+    // Up the root's groups (stage k at level k) as far as the root is not
+    // its group's leader yet, then down the others (stage 2(L-1)-k at
+    // level k): a group the root leads is served on the way down.
+    void bcast() {
+        for (int k = 0; k < L(); ++k) {
+            if (!runs(k)) continue;
+            const int root_here = h.rank_in[k][root];
+            if (h.leader[k][rank] == h.leader[k][root] && (k == L() - 1 || root_here != 0))
+                add(k, k, COLLX_HSTEP_BCAST, root_here, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
+            else
+                add(2 * (L() - 1) - k, k, COLLX_HSTEP_BCAST, 0, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
+        }
+    }
+
+    // Level 0 into the group leaders' accumulators, the levels above into
+    // their leaders -- at the top into the root's representative (the
+    // holder), who hands the result, segment by segment, to a root that
+    // does not represent its node.  (A reduce's non-root gets no receive
+    // buffer: some algorithms would use it as scratch, and it may be the
+    // send buffer.)
+    void reduce(bool in_place) {
+        const int holder = h.leader[L() - 2][root];
+        const bool i_am_root = rank == root;
+        const int my_data = i_am_root && in_place ? COLLX_HBUF_RECV : COLLX_HBUF_SEND;
+        bool represents = false;  // takes part above level 0
+        for (int k = 1; k < L(); ++k) represents = represents || member(k);
+        int acc = COLLX_HBUF_NONE;
+        if (i_am_root && rank == holder)
+            acc = COLLX_HBUF_RECV;
+        else if (represents)
+            acc = COLLX_HBUF_ACC;
+        out.need_acc = acc == COLLX_HBUF_ACC;
+        if (size(0) > 1)
+            add(0, 0, COLLX_HSTEP_REDUCE, 0,
+                represents && my_data == acc ? COLLX_HBUF_IN_PLACE : my_data,
+                represents ? acc : COLLX_HBUF_NONE);
+        else if (acc != COLLX_HBUF_NONE)
+            copy(my_data, acc);
+        for (int k = 1; k < L(); ++k) {
+            if (!runs(k)) continue;
+            const int to = k == L() - 1 ? h.rank_in[k][root] : 0;
+            const bool i_receive = me_in(k) == to;
+            add(k, k, COLLX_HSTEP_REDUCE, to, i_receive ? COLLX_HBUF_IN_PLACE : acc,
+                i_receive ? acc : COLLX_HBUF_NONE);
+        }
+        if (root != holder && rank == holder)
+            add(L(), COLLX_HLEVEL_P2P, COLLX_HSTEP_SEND, root, acc, COLLX_HBUF_NONE);
+        if (root != holder && i_am_root)
+            add(L(), COLLX_HLEVEL_P2P, COLLX_HSTEP_RECV, holder, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
+    }
+
+    // Up: reduce into each group leader's receive buffer; top: allreduce
+    // (or reduce, then bcast); down: bcast from the group leaders.
+    void allreduce(bool in_place, bool split_top) {
+        const int my_data = in_place ? COLLX_HBUF_RECV : COLLX_HBUF_SEND;
+        if (size(0) > 1) {
+            const bool lead0 = me_in(0) == 0;
+            add(0, 0, COLLX_HSTEP_REDUCE, 0,
+                lead0 && my_data == COLLX_HBUF_RECV ? COLLX_HBUF_IN_PLACE : my_data,
+                lead0 ? COLLX_HBUF_RECV : COLLX_HBUF_NONE);
+        } else {
+            copy(my_data, COLLX_HBUF_RECV);
+        }
+        for (int k = 1; k < L() - 1; ++k)
+            if (runs(k)) reduce_to_leader(k, k);
+        const int top = L() - 1;
+        if (runs(top)) {
+            if (split_top) {
+                reduce_to_leader(top, top);
+                add(top + 1, top, COLLX_HSTEP_BCAST, 0, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
+            } else {
+                add(top, top, COLLX_HSTEP_ALLREDUCE, 0, COLLX_HBUF_IN_PLACE, COLLX_HBUF_RECV);
+            }
+        }
+        const int down0 = top + (split_top ? 1 : 0);  // the last top-level stage
+        for (int k = L() - 2; k >= 0; --k)
+            if (runs(k))
+                add(down0 + (L() - 1 - k), k, COLLX_HSTEP_BCAST, 0, COLLX_HBUF_NONE,
+                    COLLX_HBUF_RECV);
+    }
+    void reduce_to_leader(int number, int k) {
+        const bool lead = me_in(k) == 0;
+        add(number, k, COLLX_HSTEP_REDUCE, 0, lead ? COLLX_HBUF_IN_PLACE : COLLX_HBUF_RECV,
+            lead ? COLLX_HBUF_RECV : COLLX_HBUF_NONE);
+    }
+
+    // Fan in level by level (a leader leaves its group's barrier only once
+    // all of the group entered), the top barrier, then fan out: the
+    // leaders enter their groups' second barrier only after the top one.
+    void barrier() {
+        for (int k = 0; k < L(); ++k)
+            if (runs(k)) add(k, k, COLLX_HSTEP_BARRIER, 0, COLLX_HBUF_NONE, COLLX_HBUF_NONE);
+        for (int k = L() - 2; k >= 0; --k)
+            if (runs(k))
+                add(L() + (L() - 2 - k), k, COLLX_HSTEP_BARRIER, 0, COLLX_HBUF_NONE,
+                    COLLX_HBUF_NONE);
+    }
+};
+
+bool tables_ok(const collx_hier_t *h) {
+    if (h == nullptr || h->nlevels < 2 || h->nlevels > COLLX_HIER_MAX_LEVELS || h->size < 1)
+        return false;
+    for (int k = 0; k < h->nlevels; ++k)
+        if (h->leader[k] == nullptr || h->rank_in[k] == nullptr) return false;
+    return true;
+}
+
+}  // namespace
+
+extern "C" {
+
+void collx_hier_fill(collx_hier_t *h, const int *lead, int stride) {
+    const int L = h->nlevels, P = h->size;
+    for (int r = 0; r < P; ++r) {
+        for (int j = 0; j < L - 1; ++j) h->leader[j][r] = lead[r * stride + j];
+        h->leader[L - 1][r] = 0;
+    }
+    // members of a level-k group are numbered in rank order; a rank's
+    // representative above level 0 is its level-(k-1) leader
+    std::vector<int> counter(static_cast<std::size_t>(P)), index(static_cast<std::size_t>(P));
+    for (int k = 0; k < L; ++k) {
+        std::fill(counter.begin(), counter.end(), 0);
+        for (int r = 0; r < P; ++r)
+            index[r] = collx_hier_member(h, k, r) ? counter[h->leader[k][r]]++ : -1;
+        for (int r = 0; r < P; ++r) h->rank_in[k][r] = index[k == 0 ? r : h->leader[k - 1][r]];
+    }
+}
+
+int collx_hier_member(const collx_hier_t *h, int k, int rank) {
+    return k == 0 || h->leader[k - 1][rank] == rank;
+}
+
+int collx_hier_level_size(const collx_hier_t *h, int k, int rank) {
+    if (!collx_hier_member(h, k, rank)) return 0;
+    int n = 0;
+    for (int r = 0; r < h->size; ++r)
+        if (collx_hier_member(h, k, r) && h->leader[k][r] == h->leader[k][rank]) ++n;
+    return n;
+}
+
+int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const int *level_size,
+                    int flags, collx_hier_plan_t *out) {
+    if (!tables_ok(h) || out == nullptr || rank < 0 || rank >= h->size || root < 0 ||
+        root >= h->size)
+        return COLLX_ERR_ARG;
+    *out = collx_hier_plan_t{};
+    out->copy_from = out->copy_to = COLLX_HBUF_NONE;
+    Builder b{*h, rank, root, level_size, *out};
+    switch (coll) {
+        case COLLX_COLL_BCAST: b.bcast(); break;
+        case COLLX_COLL_REDUCE: b.reduce((flags & COLLX_HIER_IN_PLACE) != 0); break;
+        case COLLX_COLL_ALLREDUCE:
+            b.allreduce((flags & COLLX_HIER_IN_PLACE) != 0, (flags & COLLX_HIER_SPLIT_TOP) != 0);
+            break;
+        case COLLX_COLL_BARRIER: b.barrier(); break;
+        default: return COLLX_ERR_ARG;
+    }
+    return COLLX_OK;
+}
+
+}  // extern "C"
