@@ -3,6 +3,7 @@
 #include "sim.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -503,19 +504,21 @@ Result run_flat(Engine &e, Coll c, const Algo &a, std::size_t count, std::size_t
 
 // ------------------------------------------------------------------- hanx
 //
-// coll/hanx's staged pipeline (coll_hanx_pipeline.c) on two levels: level 0
-// = the ranks of one node, level 1 = the node leaders (each node's first
-// rank).  A rank's collective is a list of stages (number, level, kind,
-// root); step t runs stage j on segment t - j, and a rank starts step t+1
-// only when all its stages of step t are done.
-
-enum StageKind { ST_BCAST, ST_REDUCE, ST_ALLREDUCE };
+// coll/hanx's blocking collectives: the core's stages (collx_hier_plan,
+// the ones hanx runs) on 2 levels (node, node leaders) or, where a node
+// has several sockets, 3 (socket, node, node leaders); any root.  Step t
+// runs stage j on segment t - number(j), and a rank starts step t+1 only
+// when all its stages of step t are done (hanx's lock-step pipeline).  The
+// sub-collectives are collx trees: Algo::up across the node leaders,
+// Algo::low below; the message from the root's representative to a root
+// that does not represent its node is a bcast of the pair.
 
 struct Stage {
-    int number, level;
-    StageKind kind;
-    bool send_in_place;  // reductions: sendbuf = MPI_IN_PLACE
-    char *sbuf, *rbuf;   // segment-0 addresses (data mode; nullptr: unused)
+    collx_hier_stage_t st;
+    const collx_transport_t *tr;
+    int root;          // in the stage's group
+    bool in_place;     // reductions: sendbuf = MPI_IN_PLACE
+    char *sbuf, *rbuf; // segment-0 addresses (nullptr: unused)
 };
 
 struct HanxCtx;
@@ -524,7 +527,6 @@ struct HanxRank {
     HanxCtx *h;
     int rank;
     std::vector<Stage> stages;
-    const collx_transport_t *tr[2] = {nullptr, nullptr};  // level 0, level 1
     std::size_t step = 0, nsteps = 0;
     int pending = 0;
     std::vector<std::unique_ptr<Operation>> ops;  // of the running step
@@ -538,9 +540,11 @@ struct HanxCtx {
     collx_dtype_t dt;
     ReduceFn *op;
     bool commutative;
+    int nlevels;
     std::size_t count, per_seg, nseg, inner_seg;
     std::vector<std::unique_ptr<HanxRank>> ranks;
-    std::vector<std::vector<char>> temp;  // leaders' accumulators (reduce, data mode)
+    std::vector<std::vector<char>> temp;  // accumulators (reduce, data mode)
+    std::deque<std::vector<int>> pairs;   // groups of the messages (live as long as the run)
 };
 
 void hanx_step(HanxRank &r);
@@ -566,25 +570,35 @@ void hanx_step(HanxRank &r) {
     while (r.step < r.nsteps) {
         const std::size_t t = r.step;
         for (const Stage &s : r.stages) {
-            if (static_cast<std::size_t>(s.number) > t) continue;
-            const std::size_t seg = t - static_cast<std::size_t>(s.number);
+            if (static_cast<std::size_t>(s.st.number) > t) continue;
+            const std::size_t seg = t - static_cast<std::size_t>(s.st.number);
             if (seg >= h.nseg) continue;
             const std::size_t first = seg * h.per_seg;
             const std::size_t n = std::min(h.per_seg, h.count - first);
             const std::ptrdiff_t off = static_cast<std::ptrdiff_t>(first) * h.dt.extent;
-            const int tree = s.level == 0 ? h.a->low : h.a->up;
+            const int tree = s.st.level == h.nlevels - 1 ? h.a->up : h.a->low;
             const collx_tuning_t tun = tuning_for(*h.p, tree, h.a->fanout, h.inner_seg, nullptr);
             const collx_notify_t nt{&stage_done, &r};
-            const collx_transport_t &tr = *r.tr[s.level];
             // one tag per (stage, segment): all members agree on it
-            const int tag = 2 + static_cast<int>(static_cast<std::size_t>(s.number) * h.nseg + seg);
+            const int tag = 2 + static_cast<int>(static_cast<std::size_t>(s.st.number) * h.nseg + seg);
             char *rb = s.rbuf ? s.rbuf + off : dummy_recv;
-            const char *sb = s.send_in_place ? nullptr : (s.sbuf ? s.sbuf + off : dummy_send);
-            if (s.kind == ST_BCAST)
-                r.ops.push_back(make_bcast(tr, rb, n, h.dt, 0, tag, tun, &nt));
-            else
-                r.ops.push_back(make_reduce(tr, sb, rb, n, h.dt, h.op, h.commutative, 0,
-                                            s.kind == ST_ALLREDUCE, tag, tun, &nt));
+            const char *sb = s.in_place ? nullptr : (s.sbuf ? s.sbuf + off : dummy_send);
+            switch (s.st.kind) {
+                case COLLX_HSTEP_BCAST:
+                    r.ops.push_back(make_bcast(*s.tr, rb, n, h.dt, s.root, tag, tun, &nt));
+                    break;
+                case COLLX_HSTEP_SEND:  // the pair's bcast from the sender
+                    r.ops.push_back(make_bcast(*s.tr, const_cast<char *>(sb), n, h.dt, s.root,
+                                               tag, tun, &nt));
+                    break;
+                case COLLX_HSTEP_RECV:
+                    r.ops.push_back(make_bcast(*s.tr, rb, n, h.dt, s.root, tag, tun, &nt));
+                    break;
+                default:  // reduce, allreduce
+                    r.ops.push_back(make_reduce(*s.tr, sb, rb, n, h.dt, h.op, h.commutative,
+                                                s.root, s.st.kind == COLLX_HSTEP_ALLREDUCE, tag,
+                                                tun, &nt));
+            }
         }
         if (r.ops.empty()) {  // nothing in this step
             ++r.step;
@@ -605,11 +619,48 @@ void hanx_step(HanxRank &r) {
     h.run->finish[static_cast<std::size_t>(r.rank)] = std::max(e.now(), e.cpu_free(r.rank));
 }
 
+// hanx's level tables for the topology (collx_hier_fill, as hanx fills
+// them from the communicator): 3 levels where a node has several sockets.
+struct Levels {
+    collx_hier_t h{};
+    std::vector<std::vector<int>> tab;
+    std::vector<std::vector<std::vector<int>>> groups;  // [k][leader]: members, in rank order
+    explicit Levels(const Topology &t) {
+        const int P = t.P;
+        const bool sockets = t.per_socket > 0 && t.per_socket < t.per_node;
+        const int L = sockets ? 3 : 2;
+        h.nlevels = L;
+        h.size = P;
+        tab.assign(static_cast<std::size_t>(2 * L), std::vector<int>(static_cast<std::size_t>(P)));
+        for (int k = 0; k < L; ++k) {
+            h.leader[k] = tab[static_cast<std::size_t>(k)].data();
+            h.rank_in[k] = tab[static_cast<std::size_t>(L + k)].data();
+        }
+        std::vector<int> lead(static_cast<std::size_t>(P * (L - 1)));
+        for (int r = 0; r < P; ++r) {
+            const int node_lead = t.node(r) * t.per_node;
+            if (sockets) lead[static_cast<std::size_t>(2 * r)] = node_lead + t.socket(r) * t.per_socket;
+            lead[static_cast<std::size_t>((L - 1) * r + L - 2)] = node_lead;
+        }
+        collx_hier_fill(&h, lead.data(), L - 1);
+        groups.assign(static_cast<std::size_t>(L),
+                      std::vector<std::vector<int>>(static_cast<std::size_t>(P)));
+        for (int k = 0; k < L; ++k)
+            for (int r = 0; r < P; ++r)
+                if (collx_hier_member(&h, k, r))
+                    groups[static_cast<std::size_t>(k)][static_cast<std::size_t>(h.leader[k][r])]
+                        .push_back(r);
+    }
+    const std::vector<int> &group(int k, int r) const {
+        return groups[static_cast<std::size_t>(k)][static_cast<std::size_t>(h.leader[k][r])];
+    }
+};
+
 Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t count,
                 std::size_t seg, int root, const Buffers *bufs) {
-    if (root != 0) throw std::invalid_argument("simulator: hanx is simulated with root 0 only");
     const Topology &topo = e.topology();
-    const int P = topo.P, M = topo.per_node, nn = topo.nodes();
+    const int P = topo.P;
+    const Levels lv(topo);
     Runner run(e);
     HanxCtx h;
     h.e = &e;
@@ -619,6 +670,7 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     h.dt = bufs ? bufs->dt : nodata_dtype();
     h.op = bufs ? bufs->op : nullptr;
     h.commutative = bufs ? bufs->commutative : true;
+    h.nlevels = lv.h.nlevels;
     h.count = count;
     const std::size_t esize = std::max<std::size_t>(h.dt.size, 1);
     std::size_t seg_count = seg ? std::max<std::size_t>(1, seg / esize) : count;
@@ -628,64 +680,46 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     h.inner_seg = a.inner_seg ? a.inner_seg
                               : collx_tree_segment_bytes(static_cast<int>(c), COLLX_TREE_BINOMIAL,
                                                          0, 0, 0, 0, 0);
-
-    // groups: members of each node, and the leaders
-    std::vector<std::vector<int>> node_members(static_cast<std::size_t>(nn));
-    for (int r = 0; r < P; ++r) node_members[static_cast<std::size_t>(topo.node(r))].push_back(r);
-    std::vector<int> leaders;
-    for (int k = 0; k < nn; ++k) leaders.push_back(k * M);
-
     h.temp.resize(static_cast<std::size_t>(P));
-    const std::size_t bytes = count * h.dt.size;
+    const std::size_t bytes = count * static_cast<std::size_t>(std::max<std::ptrdiff_t>(h.dt.extent, 0));
     for (int r = 0; r < P; ++r) {
         const auto ri = static_cast<std::size_t>(r);
         auto hr = std::make_unique<HanxRank>();
         hr->h = &h;
         hr->rank = r;
-        const auto &mine = node_members[static_cast<std::size_t>(topo.node(r))];
-        const bool leader = mine.front() == r;
-        const bool node_lvl = mine.size() > 1, top_lvl = leader && nn > 1;
-        if (node_lvl) hr->tr[0] = e.transport(r, &mine);
-        if (top_lvl) hr->tr[1] = e.transport(r, &leaders);
-        char *sb = bufs ? static_cast<char *>(bufs->send[ri]) : nullptr;
-        char *rb = bufs ? static_cast<char *>(bufs->recv[ri]) : nullptr;
-        auto add = [&](int number, int level, StageKind k, bool inplace, char *s, char *d) {
-            hr->stages.push_back(Stage{number, level, k, inplace, s, d});
-        };
-        int last = 0;
-        switch (c) {
-            case Coll::Bcast:  // root 0 leads its node: leaders (stage 1), then nodes (stage 2)
-                if (top_lvl) add(1, 1, ST_BCAST, false, nullptr, rb);
-                if (node_lvl) add(2, 0, ST_BCAST, false, nullptr, rb);
-                last = 2;
-                break;
-            case Coll::Reduce: {  // nodes into their leaders, then the leaders into rank 0
-                char *acc = nullptr;
-                if (leader && r == 0) {
-                    acc = rb;
-                } else if (leader && bufs) {
-                    h.temp[ri].resize(bytes);
-                    acc = h.temp[ri].data();
-                }
-                if (node_lvl)
-                    add(0, 0, ST_REDUCE, false, sb, acc);
-                else if (leader && bufs && bytes)
-                    std::memcpy(acc, sb, bytes);
-                if (top_lvl) add(1, 1, ST_REDUCE, r == 0, acc, r == 0 ? acc : nullptr);
-                last = 1;
-                break;
+        int level_size[COLLX_HIER_MAX_LEVELS] = {0};
+        for (int k = 0; k < lv.h.nlevels; ++k)
+            level_size[k] = collx_hier_member(&lv.h, k, r) ? static_cast<int>(lv.group(k, r).size()) : 0;
+        collx_hier_plan_t plan;
+        if (collx_hier_plan(&lv.h, static_cast<int>(c), r, root, level_size, 0, &plan) != COLLX_OK)
+            throw std::invalid_argument("simulator: hanx has no stages for this call");
+        char *buf[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+        if (bufs) {
+            buf[COLLX_HBUF_SEND] = static_cast<char *>(bufs->send[ri]);
+            buf[COLLX_HBUF_RECV] = static_cast<char *>(bufs->recv[ri]);
+            if (plan.need_acc) {
+                h.temp[ri].resize(std::max<std::size_t>(bytes, 1));
+                buf[COLLX_HBUF_ACC] = h.temp[ri].data();
             }
-            case Coll::Allreduce:  // reduce to leaders, allreduce among them, bcast back
-                if (node_lvl)
-                    add(0, 0, ST_REDUCE, false, sb, leader ? rb : nullptr);
-                else if (bufs && bytes)
-                    std::memcpy(rb, sb, bytes);
-                if (top_lvl) add(1, 1, ST_ALLREDUCE, true, nullptr, rb);
-                if (node_lvl) add(2, 0, ST_BCAST, false, nullptr, rb);
-                last = 2;
-                break;
+            if (plan.copy_to != COLLX_HBUF_NONE && bytes)
+                std::memcpy(buf[plan.copy_to], buf[plan.copy_from], bytes);
         }
-        hr->nsteps = h.nseg ? h.nseg + static_cast<std::size_t>(last) : 0;
+        int last = 0;
+        for (int i = 0; i < plan.nstages; ++i) {
+            const collx_hier_stage_t &st = plan.st[i];
+            Stage s{st, nullptr, st.root, st.sbuf == COLLX_HBUF_IN_PLACE, buf[st.sbuf], buf[st.rbuf]};
+            if (st.level == COLLX_HLEVEL_P2P) {  // a pair, the sender first
+                const bool sends = st.kind == COLLX_HSTEP_SEND;
+                h.pairs.push_back({sends ? r : st.root, sends ? st.root : r});
+                s.tr = e.transport(r, &h.pairs.back());
+                s.root = 0;
+            } else {
+                s.tr = e.transport(r, &lv.group(st.level, r));
+            }
+            last = std::max(last, st.number);
+            hr->stages.push_back(s);
+        }
+        hr->nsteps = h.nseg && plan.nstages ? h.nseg + static_cast<std::size_t>(last) : 0;
         h.ranks.push_back(std::move(hr));
     }
     for (auto &hr : h.ranks) {

@@ -1,6 +1,6 @@
 // Discrete-event simulator of collx_transport_t (LogGP style), running the
 // real schedules of the core (make_bcast / make_reduce) for up to 64k
-// virtual ranks, and hanx's staged pipeline over sub-groups.  The model and
+// virtual ranks, and hanx's staged pipeline (the core's stages) over sub-groups.  The model and
 // its parameters: docs/simulator.md.
 //
 // Virtual time is in nanoseconds (double).  Events are ordered by (time,
@@ -159,7 +159,8 @@ enum class Coll { Bcast = COLLX_COLL_BCAST, Reduce = COLLX_COLL_REDUCE, Allreduc
 const char *coll_name(Coll c);
 bool parse_coll(const std::string &s, Coll *out);
 
-// A flat executor tree (adaptx) or hanx's two-level pipeline.
+// A flat executor tree (adaptx) or hanx's pipeline of the core's stages
+// (collx_hier_plan: 2 levels, or 3 where nodes have several sockets).
 struct Algo {
     bool hanx = false;
     int tree = COLLX_TREE_BINOMIAL;  // flat: the tree; hanx: not used
@@ -198,7 +199,7 @@ struct Buffers {
 
 // Run one collective from time 0 on every rank.  count = elements of
 // bufs->dt in data mode; with bufs == nullptr (data-free) count = bytes.
-// seg: bytes per segment (0 = default_segment).  Hanx needs root 0.
+// seg: bytes per segment (0 = default_segment).  Any root.
 // Throws std::invalid_argument on bad arguments, std::runtime_error when
 // the schedule did not finish (a deadlock: a bug).
 Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_t count,

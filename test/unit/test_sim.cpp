@@ -243,7 +243,7 @@ Affine value(int rank, std::size_t i) {
 
 // Runs one collective in data mode and compares with the sequential fold.
 void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::size_t seg, int root,
-                bool commutative, const Params &params = Params::defaults()) {
+                bool commutative, const Params &params = Params::defaults(), int per_socket = 0) {
     Buffers b;
     b.dt = collx_dtype_t{nullptr, sizeof(Affine), sizeof(Affine), 0, sizeof(Affine)};
     ReduceFn op{commutative ? &add : &compose};
@@ -258,7 +258,7 @@ void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::siz
         b.send.push_back(in[r].data());
         b.recv.push_back(out[r].data());
     }
-    run(params, Topology{P, M, 0}, c, a, count, seg, root, &b);
+    run(params, Topology{P, M, per_socket}, c, a, count, seg, root, &b);
     std::vector<Affine> want(count);
     for (std::size_t i = 0; i < count; ++i) {
         if (c == Coll::Bcast) {
@@ -276,9 +276,9 @@ void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::siz
         if (c == Coll::Reduce && r != root) continue;
         for (std::size_t i = 0; i < count; ++i)
             ck_assert_msg(out[r][i].a == want[i].a && out[r][i].b == want[i].b,
-                          "%s %s P=%d M=%d count=%zu seg=%zu root=%d commutative=%d: rank %d "
-                          "element %zu wrong",
-                          coll_name(c), algo_name(a).c_str(), P, M, count, seg, root,
+                          "%s %s P=%d M=%d S=%d count=%zu seg=%zu root=%d commutative=%d: "
+                          "rank %d element %zu wrong",
+                          coll_name(c), algo_name(a).c_str(), P, M, per_socket, count, seg, root,
                           commutative, r, i);
     }
 }
@@ -342,6 +342,32 @@ START_TEST(data_mode_hanx_matches_the_reference) {
                         }
                     }
     }
+}
+END_TEST
+
+// hanx's stages are the core's (collx_hier_plan, as coll/hanx runs them):
+// any root -- a node leader or not, so the result travels from the root's
+// node leader to it -- and 3 levels (socket, node, leaders) where nodes
+// have several sockets; block placement keeps rank order
+START_TEST(data_mode_hanx_any_root_and_three_levels) {
+    Algo a;
+    ck_assert(parse_algo("hanx:binomial:pipeline", &a));
+    a.inner_seg = 32;
+    const Params params = Params::defaults();
+    for (int P : {5, 8, 11})
+        for (int M : {2, 4})
+            for (int S : {0, 2})
+                for (std::size_t count : {std::size_t(1), std::size_t(37)})
+                    for (std::size_t seg : {std::size_t(48), std::size_t(0)})
+                        for (int root = 0; root < P; ++root) {
+                            check_data(Coll::Bcast, a, P, M, count, seg, root, true, params, S);
+                            for (bool comm : {true, false})
+                                check_data(Coll::Reduce, a, P, M, count, seg, root, comm, params, S);
+                            if (root == 0)
+                                for (bool comm : {true, false})
+                                    check_data(Coll::Allreduce, a, P, M, count, seg, 0, comm,
+                                               params, S);
+                        }
 }
 END_TEST
 
@@ -458,6 +484,7 @@ int main(void) {
     tcase_add_test(tc, same_inputs_same_times);
     tcase_add_test(tc, data_mode_flat_trees_match_the_reference);
     tcase_add_test(tc, data_mode_hanx_matches_the_reference);
+    tcase_add_test(tc, data_mode_hanx_any_root_and_three_levels);
     tcase_add_test(tc, data_mode_with_rendezvous);
     tcase_add_test(tc, hanx_composes_its_stages);
     tcase_add_test(tc, sixty_four_k_ranks);

@@ -26,6 +26,7 @@ namespace {
 const char *usage_text =
     "usage: collx-sim --coll bcast|reduce|allreduce --algo ALGO --ranks P --per-node M\n"
     "                 --bytes B [--seg BYTES] [--inner-seg BYTES] [--fanout K] [--per-socket S]\n"
+    "                 [--root R]\n"
     "                 [--params FILE.json] [--ranks-out]\n"
     "       collx-sim --sweep [--coll C|all] [--per-node M] [--sizes B,B,...]\n"
     "                 [--min-ranks P] [--max-ranks P] [--algos A,A,...] [--max-messages N]\n"
@@ -37,6 +38,7 @@ const char *usage_text =
     "      hanx:LOW:UP (trees within nodes / across leaders, e.g. hanx:binomial:pipeline)\n"
     "--seg: segment bytes (hanx: of its pipeline; default: as the components choose);\n"
     "--inner-seg: hanx's sub-collectives' segments; --fanout: knomial radix / chains (4).\n"
+    "--per-socket S (< M): hanx gets a socket level (3 levels); --root: bcast/reduce (0).\n"
     "Sizes accept k/K (KiB) and m/M (MiB) suffixes.  Times are microseconds.\n";
 
 [[noreturn]] void die(const std::string &msg) {
@@ -124,7 +126,7 @@ int do_fit(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc >= 2 && std::string(argv[1]) == "fit") return do_fit(argc, argv);
     std::string coll = "bcast", algo = "binomial", params_path, sizes = "8,1k,64k,1m", algos;
-    long long P = 0, M = 64, S = 0, min_ranks = 16, max_ranks = 65536;
+    long long P = 0, M = 64, S = 0, root = 0, min_ranks = 16, max_ranks = 65536;
     unsigned long long bytes = 0, seg = 0, inner_seg = 0, max_messages = 20000000ull;
     long long fanout = 4;
     bool sweep = false, print_params = false, ranks_out = false, have_bytes = false;
@@ -141,6 +143,7 @@ int main(int argc, char **argv) {
         else if (a == "--per-socket") S = static_cast<long long>(parse_size(val(), "--per-socket"));
         else if (a == "--bytes") bytes = parse_size(val(), "--bytes"), have_bytes = true;
         else if (a == "--seg") seg = parse_size(val(), "--seg");
+        else if (a == "--root") root = static_cast<long long>(parse_size(val(), "--root"));
         else if (a == "--inner-seg") inner_seg = parse_size(val(), "--inner-seg");
         else if (a == "--fanout") fanout = static_cast<long long>(parse_size(val(), "--fanout"));
         else if (a == "--params") params_path = val();
@@ -179,6 +182,7 @@ int main(int argc, char **argv) {
     if (!sweep) {
         if (P < 1 || P > 65536) die("--ranks: 1..65536 needed");
         if (!have_bytes) die("--bytes needed");
+        if (root >= P) die("--root: 0..ranks-1");
         Algo al;
         if (!parse_algo(algo, &al)) die("--algo: unknown algorithm " + algo + "\n" + usage_text);
         al.fanout = static_cast<int>(fanout);
@@ -186,15 +190,15 @@ int main(int argc, char **argv) {
         Topology t{static_cast<int>(P), static_cast<int>(M), static_cast<int>(S)};
         try {
             const std::size_t s = seg ? seg : default_segment(params, t, colls[0], al, bytes);
-            const Result r = run(params, t, colls[0], al, bytes, s);
+            const Result r = run(params, t, colls[0], al, bytes, s, static_cast<int>(root));
             std::printf("%.3f\n", r.time_ns / 1000.0);
             if (ranks_out)
                 for (std::size_t k = 0; k < r.finish_ns.size(); ++k)
                     std::printf("rank %zu %.3f\n", k, r.finish_ns[k] / 1000.0);
             std::fprintf(stderr,
-                         "collx-sim: %s %s P=%lld per-node=%lld bytes=%llu seg=%zu: %.3f us "
-                         "(%llu messages, %llu events)\n",
-                         coll_name(colls[0]), algo_name(al).c_str(), P, M, bytes, s,
+                         "collx-sim: %s %s P=%lld per-node=%lld root=%lld bytes=%llu seg=%zu: "
+                         "%.3f us (%llu messages, %llu events)\n",
+                         coll_name(colls[0]), algo_name(al).c_str(), P, M, root, bytes, s,
                          r.time_ns / 1000.0, static_cast<unsigned long long>(r.messages),
                          static_cast<unsigned long long>(r.events));
         } catch (const std::exception &ex) {

@@ -22,10 +22,40 @@ std::optional<Coll> coll_from_name(const std::string &s) {
     return c;
 }
 
+namespace {
+
+// The stages of hanx's collective c on the critical path, in data order:
+// the core's (collx_hier_plan), as hanx runs them, for the rank that leads
+// the root's node on two levels (2 nodes x 2 ranks, root 0).
+std::vector<Level> stages_of(Coll c) {
+    int lead[4] = {0, 0, 2, 2}, l0[4], l1[4], r0[4], r1[4];
+    collx_hier_t h{};
+    h.nlevels = 2;
+    h.size = 4;
+    h.leader[0] = l0;
+    h.leader[1] = l1;
+    h.rank_in[0] = r0;
+    h.rank_in[1] = r1;
+    collx_hier_fill(&h, lead, 1);
+    collx_hier_plan_t plan;
+    if (collx_hier_plan(&h, static_cast<int>(c), 0, 0, nullptr, 0, &plan) != COLLX_OK)
+        throw std::logic_error("collx-tune: no hierarchical stages for " + std::string(name(c)));
+    std::vector<collx_hier_stage_t> st(plan.st, plan.st + plan.nstages);
+    std::stable_sort(st.begin(), st.end(), [](const collx_hier_stage_t &a,
+                                              const collx_hier_stage_t &b) {
+        return a.number < b.number;
+    });
+    std::vector<Level> v;
+    for (const auto &s : st) v.push_back(s.level == 0 ? Level::Node : Level::Leaders);
+    return v;
+}
+
+}  // namespace
+
 const std::vector<Level> &stages(Coll c) {
-    static const std::vector<Level> bcast{Level::Leaders, Level::Node};
-    static const std::vector<Level> reduce{Level::Node, Level::Leaders};
-    static const std::vector<Level> allreduce{Level::Node, Level::Leaders, Level::Node};
+    static const std::vector<Level> bcast = stages_of(Coll::Bcast),
+                                    reduce = stages_of(Coll::Reduce),
+                                    allreduce = stages_of(Coll::Allreduce);
     switch (c) {
     case Coll::Bcast: return bcast;
     case Coll::Reduce: return reduce;
