@@ -11,10 +11,18 @@
 #
 # COLLX_SIM_RATE=200mbit limits each node's egress (cluster.sh --rate): the
 # network then dominates the CPU noise of a shared machine.
+# COLLX_SIM_ROOT=R: bcast and reduce from root R (default 0).
+# COLLX_SIM_SOCKET=S: S ranks per socket (S < PER): hanx runs 3 levels
+# (coll_hanx_ranks_per_socket S) and the simulator too (--per-socket S).
+# The last lines give the median of |predicted/measured - 1| over all
+# cells, over those of 4 KiB and more, and per algorithm.
 #
 # Short runs on purpose: a shared machine is noisy, read the table as such.
 set -u
 nodes=${1:-2} per=${2:-2} out=${3:-/tmp/collx-sim-compare}
+root=${COLLX_SIM_ROOT:-0} sock=${COLLX_SIM_SOCKET:-0}
+hanx_levels=""
+[ "$sock" -gt 0 ] && hanx_levels="--mca coll_hanx_ranks_per_socket $sock"
 B=$(pwd)
 src=$(cd "$(dirname "$0")/../.." && pwd)
 [ -x "$B/collx-sim" ] && [ -x "$B/collx-pingpong" ] && [ -x "$B/collx-bench" ] ||
@@ -28,12 +36,12 @@ EOF
 cat > "$out/bench.sh" <<EOF
 #!/bin/bash
 export OMPI_MCA_mca_base_component_path=$B/.libs:${OMPI_PKGLIBDIR:-/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3}
-bench() { local c=\$1; shift; timeout 120 \$COLLX_MPIRUN -np \$COLLX_CLUSTER_NP "\$@" $B/collx-bench --coll \$c --min 16 --max 1048576 --reps 3 --time-per-rep 0.05 --root 0 2>/dev/null | grep -v '^#'; }
+bench() { local c=\$1 r=$root; [ \$c = allreduce ] && r=0; shift; timeout 120 \$COLLX_MPIRUN -np \$COLLX_CLUSTER_NP "\$@" $B/collx-bench --coll \$c --min 16 --max 1048576 --reps 3 --time-per-rep 0.05 --root \$r 2>/dev/null | grep -v '^#'; }
 for coll in bcast reduce allreduce; do
   for algo in binomial pipeline; do
     bench \$coll --mca coll_adaptx_priority 100 --mca coll_adaptx_\${coll}_algorithm \$algo | sed "s/^/\$algo /"
   done
-  bench \$coll --mca coll_hanx_priority 100 | sed "s/^/hanx /"
+  bench \$coll --mca coll_hanx_priority 100 $hanx_levels | sed "s/^/hanx /"
 done
 EOF
 chmod +x "$out/pp.sh" "$out/bench.sh"
@@ -57,12 +65,23 @@ fi
     --out "$out/params.json" || exit 1
 "$cl" -n "$nodes" -m "$per" "${rate[@]}" --timeout 800 -- --exec "$out/bench.sh" > "$out/bench.txt" 2>/dev/null
 P=$((nodes * per))
-echo "# $nodes nodes x $per ranks${COLLX_SIM_RATE:+, egress $COLLX_SIM_RATE}; measured = min of 3 repetitions; predicted with $out/params.json"
+echo "# $nodes nodes x $per ranks${COLLX_SIM_RATE:+, egress $COLLX_SIM_RATE}, root $root (allreduce: 0)$([ "$sock" -gt 0 ] && echo ", hanx on 3 levels ($sock ranks per socket)"); measured = min of 3 repetitions; predicted with $out/params.json"
 echo "| coll | algo | bytes | measured µs | predicted µs | predicted/measured |"
 echo "|---|---|---:|---:|---:|---:|"
 while read -r algo coll bytes med min max; do
+    r=$root; [ "$coll" = allreduce ] && r=0
+    s=0; [ "$algo" = hanx ] && s=$sock
     pred=$("$B/collx-sim" --coll "$coll" --algo "$algo" --ranks $P --per-node "$per" \
-           --bytes "$bytes" --params "$out/params.json" 2>/dev/null)
+           --per-socket "$s" --root "$r" --bytes "$bytes" --params "$out/params.json" 2>/dev/null)
     awk -v c="$coll" -v a="$algo" -v b="$bytes" -v m="$min" -v p="$pred" \
         'BEGIN { printf "| %s | %s | %d | %.1f | %.1f | %.2f |\n", c, a, b, m, p, p / m }'
-done < "$out/bench.txt"
+done < "$out/bench.txt" | tee "$out/table.md"
+# median errors: |predicted/measured - 1|
+awk -F'|' '{ a = $3; gsub(/ /, "", a); e = $7 - 1; if (e < 0) e = -e;
+             print a, $4 + 0, e }' "$out/table.md" > "$out/errors.txt"
+med() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.0f%%", 100 * v[(NR + 1) / 2]; else printf "%.0f%%", 50 * (v[NR / 2] + v[NR / 2 + 1]) }'; }
+echo
+echo "median |predicted/measured - 1|: all $(awk '{ print $3 }' "$out/errors.txt" | med) ($(wc -l < "$out/errors.txt") cells), from 4 KiB $(awk '$2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
+for a in binomial pipeline hanx; do
+    echo "  $a: all $(awk -v a=$a '$1 == a { print $3 }' "$out/errors.txt" | med), from 4 KiB $(awk -v a=$a '$1 == a && $2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
+done
