@@ -68,6 +68,12 @@ step "hanx checker, 3+2 round-robin, pipelined with small segments" \
     nodes -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
     --mca coll_hanx_bcast_segment_size 512 --mca coll_hanx_reduce_segment_size 256 \
     --mca coll_hanx_allreduce_segment_size 128 "$CHECKER" --quick --seed 19
+step "hanx with collx trees on its levels, blocking calls on the schedules, 3+2 round-robin, small segments" \
+    nodes -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
+    --mca coll_hanx_low_algorithm pipeline --mca coll_hanx_up_algorithm binomial \
+    --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_bcast_segment_size 512 \
+    --mca coll_hanx_reduce_segment_size 256 --mca coll_hanx_allreduce_segment_size 128 \
+    "$CHECKER" --quick --colls "blocking,$HANX_NB" --seed 23
 for case in 8248 11441 11473 11545 11664 12383 12438 13200 13398; do
     step "upstream han bug ompi #$case: 2x2, 3+1 and round-robin" \
         eval 'nodes -n 2 -m 2 --timeout 120 -- --mca coll_hanx_priority 100 "$REGRESS" --case $case &&

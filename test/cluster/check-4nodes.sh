@@ -21,6 +21,10 @@ step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 4
     eval 'nodes -n 4 -m 2 --timeout 600 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls "$HANX_NB" --seed 31 &&
           nodes -n 4 -m 2 --timeout 600 -- --map-by node --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 \
               "$CHECKER" --quick --colls "$HANX_NB" --seed 37'
+step "hanx with collx trees on its levels (LP chain across the leaders), blocking calls on the schedules, 4x2" \
+    nodes -n 4 -m 2 --timeout 600 -- --mca coll_hanx_priority 100 --mca coll_hanx_low_algorithm binomial \
+    --mca coll_hanx_up_algorithm pipeline --mca coll_hanx_blocking_schedule 1 "$CHECKER" --quick \
+    --colls "blocking,$HANX_NB" --seed 41
 step "upstream han bug regressions (ompi #8248 ... #13398), 4x2 and round-robin" \
     eval 'nodes -n 4 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 "$REGRESS" &&
           nodes -n 4 -m 2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 "$REGRESS"' 

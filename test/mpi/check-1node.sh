@@ -77,6 +77,31 @@ step "hanx checker, pipelined over 3 levels with tiny segments" \
     local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_bcast_segment_size 100 \
     --mca coll_hanx_reduce_segment_size 56 --mca coll_hanx_allreduce_segment_size 16 \
     "$CHECKER" --quick --seed 13
+# collx trees run by hanx itself on its levels (coll_hanx_low/up_algorithm),
+# and blocking calls on the schedules (coll_hanx_blocking_schedule)
+HANX_TREES="--mca coll_hanx_low_algorithm pipeline --mca coll_hanx_up_algorithm binomial"
+hanx_level_algorithm() {  # hanx_level_algorithm TREE: verbose names it for the node level
+    local_run 60 4 --mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node 2 \
+        --mca coll_hanx_socket_level 0 --mca coll_hanx_low_algorithm "$1" --mca coll_hanx_verbose 10 \
+        "$CHECKER" --quick --colls bcast --max-count 1 2>&1 |
+        grep -q "coll:hanx: bcast levels (innermost first): $1, module"
+}
+step "hanx runs the collx tree asked for on the node level (verbose names it)" \
+    hanx_level_algorithm knomial
+step "hanx with collx trees on its levels, 4 ranks as 2x2, blocking and non-blocking" \
+    local_run 300 4 $HANX 2 $HANX_TREES "$CHECKER" --quick --colls "blocking,$HANX_NB" --seed 3
+step "hanx with in-order trees on 3 levels, tiny segments (non-commutative ops in rank order)" \
+    local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_low_algorithm in_order_binomial \
+    --mca coll_hanx_up_algorithm knomial --mca coll_hanx_bcast_segment_size 100 \
+    --mca coll_hanx_reduce_segment_size 56 --mca coll_hanx_allreduce_segment_size 16 \
+    "$CHECKER" --quick --seed 13
+step "hanx with collx trees on its levels, 7 ranks round-robin on 3 nodes" \
+    local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1 $HANX_TREES "$CHECKER" --quick \
+    --colls "blocking,$HANX_NB" --seed 5
+step "hanx blocking calls on the schedules: 2x2 with the levels' modules, 3 levels with collx trees" \
+    eval 'local_run 300 4 $HANX 2 --mca coll_hanx_blocking_schedule 1 "$CHECKER" --quick --colls blocking --seed 3 &&
+          local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_blocking_schedule 1 \
+              $HANX_TREES "$CHECKER" --quick --seed 7'
 # non-blocking hierarchical collectives (the core's schedules)
 hanx_serves_nb() {  # hanx_serves_nb COLL: served once the hierarchy is built
     local_run 60 4 --mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node 2 \

@@ -10,6 +10,8 @@ FUZZ="$COLLX_BUILDDIR/test/mpi/collx_fuzz"
 THREADS="$COLLX_BUILDDIR/test/mpi/threads"
 DETERMINISM="$COLLX_BUILDDIR/test/mpi/determinism"
 HANX="--mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node"
+# collx trees run by hanx on its levels (instead of the levels' Open MPI modules)
+HANX_TREES="--mca coll_hanx_low_algorithm pipeline --mca coll_hanx_up_algorithm binomial"
 ADAPTX_COLLS=bcast,reduce,allreduce,ibcast,ireduce,iallreduce
 # every fuzz step: a hang of one case is reported by the program itself
 # (--case-timeout); the outer timeout only catches what is left
@@ -74,6 +76,8 @@ step "threads: 4 threads x 40 collectives, 64 outstanding, hanx 2x2" \
     threads_step $HANX 2
 step "threads: the same with per-rule submodules (sub-communicators made concurrently)" \
     threads_step $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json"
+step "threads: hanx 2x2 with collx trees on its levels, blocking calls on the schedules" \
+    threads_step $HANX 2 $HANX_TREES --mca coll_hanx_blocking_schedule 1
 step "threads: 4 threads x 40 collectives, 64 outstanding, adaptx" \
     threads_step --mca coll_adaptx_priority 100
 step "threads: self-test fails (a corrupted result is reported)" \
@@ -101,6 +105,10 @@ step "determinism hanx, 5 ranks as 2+2+1, small segments: one result per reducti
 step "determinism hanx, 8 ranks as 2 nodes x 2 sockets x 2, adaptx on the levels" \
     determinism 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 \
     --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json"
+step "determinism hanx, 3 levels, collx trees on the levels, blocking calls on the schedules" \
+    determinism 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 $HANX_TREES \
+    --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_reduce_segment_size 4000 \
+    --mca coll_hanx_allreduce_segment_size 4096
 
 # --- 2 emulated nodes (root only)
 if [ "$(id -u)" = 0 ] && [ -x "$CLUSTER" ]; then

@@ -535,15 +535,22 @@ void collx_glue_report_params(const mca_base_component_t *comp)
     problems[0] = '\0';
 }
 
-int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
-                             int deflt, mca_base_var_info_lvl_t level, int *storage)
+/* A tree's name, or `extra` for -1 (a choice beside the trees). */
+static const char *choice_name(int k, const char *extra)
+{
+    return k < 0 ? extra : collx_tree_name(k);
+}
+
+static int register_choice(const mca_base_component_t *comp, const char *name, const char *help,
+                           int deflt, mca_base_var_info_lvl_t level, int *storage,
+                           const char *extra)
 {
     /* The variable's storage must outlive the registration: keep one slot
      * per registration (a handful per component). */
     static char *values[32];
     static int nvalues = 0;
     char **slot = nvalues < 32 ? &values[nvalues++] : &values[31];
-    *slot = (char *)collx_tree_name(deflt);
+    *slot = (char *)choice_name(deflt, extra);
     int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
                                               0, level, MCA_BASE_VAR_SCOPE_READONLY, slot);
     *storage = deflt;
@@ -551,23 +558,24 @@ int collx_glue_register_tree(const mca_base_component_t *comp, const char *name,
         /* set, but to nothing: the MCA base leaves no value */
         add_problem("\n  Parameter: %s_%s_%s\n  Value:     \n  Problem:   empty\n"
                     "  The default (%s) is used instead.\n",
-                    comp->mca_type_name, comp->mca_component_name, name, collx_tree_name(deflt));
+                    comp->mca_type_name, comp->mca_component_name, name,
+                    choice_name(deflt, extra));
     } else if (NULL != *slot) {
         int k, found = 0;
-        for (k = 0; k < COLLX_TREE_COUNT; ++k) {
-            if (0 == strcasecmp(*slot, collx_tree_name(k))) {
+        for (k = extra ? -1 : 0; k < COLLX_TREE_COUNT; ++k) {
+            if (0 == strcasecmp(*slot, choice_name(k, extra))) {
                 *storage = k;
                 found = 1;
             }
         }
         if (!found) {
             char options[256] = "";
-            for (k = 0; k < COLLX_TREE_COUNT; ++k) {
-                strncat(options, k ? ", " : "", sizeof(options) - strlen(options) - 1);
-                strncat(options, collx_tree_name(k), sizeof(options) - strlen(options) - 1);
+            for (k = extra ? -1 : 0; k < COLLX_TREE_COUNT; ++k) {
+                strncat(options, options[0] ? ", " : "", sizeof(options) - strlen(options) - 1);
+                strncat(options, choice_name(k, extra), sizeof(options) - strlen(options) - 1);
             }
             char dflt[32];
-            snprintf(dflt, sizeof(dflt), "%s", collx_tree_name(deflt));
+            snprintf(dflt, sizeof(dflt), "%s", choice_name(deflt, extra));
             add_problem("\n  Parameter: %s_%s_%s\n  Value:     %s\n  Choices:   %s\n"
                         "  The default (%s) is used instead.\n",
                         comp->mca_type_name, comp->mca_component_name, name, *slot, options,
@@ -575,6 +583,19 @@ int collx_glue_register_tree(const mca_base_component_t *comp, const char *name,
         }
     }
     return idx;
+}
+
+int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
+                             int deflt, mca_base_var_info_lvl_t level, int *storage)
+{
+    return register_choice(comp, name, help, deflt, level, storage, NULL);
+}
+
+int collx_glue_register_tree_or(const mca_base_component_t *comp, const char *name,
+                                const char *help, const char *extra, int deflt,
+                                mca_base_var_info_lvl_t level, int *storage)
+{
+    return register_choice(comp, name, help, deflt, level, storage, extra);
 }
 
 /* Whether the ompi_comm_coll_preference list `v` excludes `self`: a token

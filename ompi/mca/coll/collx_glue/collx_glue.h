@@ -199,6 +199,12 @@ void collx_glue_report_params(const mca_base_component_t *comp);
 int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
                              int deflt, mca_base_var_info_lvl_t level, int *storage);
 
+/* The same, with one more choice beside the trees: `extra` (e.g.
+ * "module"), stored as -1. */
+int collx_glue_register_tree_or(const mca_base_component_t *comp, const char *name,
+                                const char *help, const char *extra, int deflt,
+                                mca_base_var_info_lvl_t level, int *storage);
+
 /* Register a string MCA variable holding an ompi_comm_coll_preference list
  * for the component's own sub-communicators ("a,b,^c": a and b preferred,
  * c excluded).  A list that prefers the component or does not exclude it

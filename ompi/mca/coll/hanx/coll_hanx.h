@@ -49,6 +49,9 @@ typedef struct mca_coll_hanx_component_t {
     int socket_level;     /* 1: add a socket level where a node has several sockets */
     char *low_preference;  /* ompi_comm_coll_preference of the intra-node levels */
     char *up_preference;   /* ompi_comm_coll_preference of the leaders' level */
+    int low_algorithm;     /* levels below the leaders: -1 module, else a collx tree */
+    int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
+    int up_algorithm;      /* the leaders' level: -1 module, else a collx tree */
     int bcast_segment_size;     /* bytes; 0: tuning file / built-in default */
     int reduce_segment_size;
     int allreduce_segment_size;
@@ -218,6 +221,7 @@ typedef struct hanx_pipeline {
     int tag;                          /* of point-to-point stages */
     size_t count, seg_count;          /* elements; per segment */
     hanx_blocks_t *blk;               /* allgather's blocks, or NULL */
+    int tree[HANX_MAX_LEVELS];        /* per level: a collx tree, or -1 (the level's module) */
 } hanx_pipeline_t;
 
 void mca_coll_hanx_pipeline_init(hanx_pipeline_t *p, hanx_view_t *v,

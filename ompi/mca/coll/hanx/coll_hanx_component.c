@@ -105,6 +105,21 @@ static int hanx_register(void)
         "ompi_comm_coll_preference given to the inter-node (leaders') sub-communicator "
         "(hanx is always excluded)",
         "^hanx", OPAL_INFO_LVL_5, &c->up_preference);
+    collx_glue_register_int(v, "blocking_schedule",
+        "How blocking bcast, reduce, allreduce and barrier run their stages: 0 = lock-step "
+        "(each pipeline step waits for all its stages), 1 = on the event-driven schedules of "
+        "the non-blocking calls (a stage of a segment starts when its input is done), waited for",
+        0, 0, 1, OPAL_INFO_LVL_5, &c->blocking_schedule);
+    collx_glue_register_tree_or(v, "low_algorithm",
+        "Algorithm of the levels below the leaders' in bcast, reduce, allreduce (blocking and "
+        "not): module = the sub-communicator's Open MPI module (low_preference), or a collx "
+        "tree run by hanx itself, event-driven on the PML: binomial, in_order_binomial, binary, "
+        "knomial, chain, pipeline (linear pipelining), linear (topo: as binomial there)",
+        "module", -1, OPAL_INFO_LVL_5, &c->low_algorithm);
+    collx_glue_register_tree_or(v, "up_algorithm",
+        "Algorithm of the leaders' level (across nodes), as low_algorithm: module (the "
+        "sub-communicator's Open MPI module, up_preference) or a collx tree",
+        "module", -1, OPAL_INFO_LVL_5, &c->up_algorithm);
     collx_glue_report_params(v);
     return OMPI_SUCCESS;
 }

@@ -46,6 +46,7 @@ void mca_coll_hanx_pipeline_init(hanx_pipeline_t *p, hanx_view_t *v, struct ompi
     p->count = count;
     p->seg_count = 0;
     p->blk = NULL;
+    for (int k = 0; k < HANX_MAX_LEVELS; ++k) p->tree[k] = -1;
 }
 
 void mca_coll_hanx_add_stage(hanx_pipeline_t *p, int number, int level, enum stage_kind kind, int root,
@@ -66,6 +67,51 @@ static const char *shift(const void *base, size_t off)
     return (const char *)base + off;
 }
 
+/* Stage s as a collx tree on c (the core's executor on the PML, as adaptx
+ * runs it; the topo tree has no node map there and is binomial): a
+ * request the lock-step loop waits for or the schedule watches, or, with
+ * req NULL, run to completion.  Each such stage takes a tag of c's
+ * non-blocking space: every member starts a communicator's stages in one
+ * order.  *handled = 0 when the core does not take the datatype (the
+ * level's module runs it then). */
+static int run_tree_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, int tree,
+                          const void *sb, void *rb, int n, struct ompi_communicator_t *c,
+                          ompi_request_t **req, int *handled)
+{
+    collx_transport_t t;
+    collx_dtype_t d;
+    collx_glue_transport(&t, c);
+    collx_glue_dtype(&d, p->dtype);
+    *handled = collx_dtype_supported(&d);
+    if (!*handled) return OMPI_SUCCESS;
+    const int coll = ST_BCAST == s->kind    ? COLLX_COLL_BCAST
+                     : ST_REDUCE == s->kind ? COLLX_COLL_REDUCE
+                                            : COLLX_COLL_ALLREDUCE;
+    collx_tuning_t tun = {tree, 4, 0, 8, 8, NULL};
+    tun.segment_bytes = collx_tree_segment_bytes(coll, tree, (size_t)n * d.size,
+                                                 ompi_comm_size(c), tun.fanout,
+                                                 COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
+                                                 COLLX_LP_BETA_PS_DEFAULT * 1e-12);
+    const int tag = ompi_coll_base_nbc_reserve_tags(c, 1);
+    collx_notify_t nt;
+    collx_request_t *r = collx_glue_request_new(&nt);
+    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
+    const int rc = ST_BCAST == s->kind
+                       ? collx_bcast_start(&t, rb, (size_t)n, &d, s->root, tag, &tun, &nt, &r->op)
+                       : collx_glue_reduce_start(&t, &d, sb, rb, (size_t)n, p->op, s->root,
+                                                 ST_ALLREDUCE == s->kind, tag, &tun, &nt, &r->op);
+    if (COLLX_OK != rc) {
+        collx_glue_request_abandon(r);
+        return collx_glue_rc(rc);
+    }
+    ompi_request_t *q = &r->super.super;
+    if (req) {
+        *req = q;
+        return OMPI_SUCCESS;
+    }
+    return ompi_request_wait(&q, MPI_STATUS_IGNORE);
+}
+
 /* Run stage s on elements [first, first + n): blocking when req is NULL,
  * else started with its request in *req. */
 static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t first, int n,
@@ -78,6 +124,12 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
     struct ompi_communicator_t *c = HANX_P2P == s->level    ? p->comm
                                     : HANX_NODE == s->level ? p->view->node
                                                             : p->view->lvl[s->level];
+    if (s->level >= 0 && s->level < HANX_MAX_LEVELS && p->tree[s->level] >= 0 &&
+        (ST_BCAST == s->kind || ST_REDUCE == s->kind || ST_ALLREDUCE == s->kind)) {
+        int handled;
+        const int rc = run_tree_stage(p, s, p->tree[s->level], sb, rb, n, c, req, &handled);
+        if (handled) return rc;
+    }
     mca_coll_base_comm_coll_t *cc = c->c_coll;
     const hanx_blocks_t *b = p->blk;
     switch (s->kind) {
@@ -444,6 +496,13 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
                            ? COLLX_HIER_SPLIT_TOP : 0);
     collx_hier_plan_t plan;
     *to_free = NULL;
+    for (int k = 0; k < m->nlevels; ++k)
+        p->tree[k] = k == m->nlevels - 1 ? mca_coll_hanx_component.up_algorithm
+                                         : mca_coll_hanx_component.low_algorithm;
+#define LEVEL_ALGO(k) ((k) < m->nlevels ? (p->tree[k] < 0 ? "module" : collx_tree_name(p->tree[k])) : "")
+    HANX_LOG(10, "coll:hanx: %s levels (innermost first): %s%s%s%s%s", collx_coll_name(coll),
+             LEVEL_ALGO(0), ", ", LEVEL_ALGO(1), m->nlevels > 2 ? ", " : "", LEVEL_ALGO(2));
+#undef LEVEL_ALGO
     if (COLLX_OK != collx_hier_plan(&h, coll, ompi_comm_rank(p->comm), root, size, flags, &plan))
         return OMPI_ERR_BAD_PARAM;
     char *acc = NULL;
@@ -462,8 +521,9 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
     return OMPI_SUCCESS;
 }
 
-/* Run p: lock-step (request NULL, a blocking call) or started on the
- * schedules (non-blocking); to_free is freed after (rc: the build's). */
+/* Run p: a blocking call (request NULL) lock-step, or on the schedules
+ * and waited for (coll_hanx_blocking_schedule); a non-blocking one started
+ * on the schedules.  to_free is freed after (rc: the build's). */
 static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char *to_free,
                ompi_request_t **request)
 {
@@ -472,6 +532,11 @@ static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char
         return rc;
     }
     if (request) return mca_coll_hanx_start_nb(m, p, to_free, request);
+    if (mca_coll_hanx_component.blocking_schedule) { /* started, then waited for */
+        ompi_request_t *req = MPI_REQUEST_NULL;
+        rc = mca_coll_hanx_start_nb(m, p, to_free, &req);
+        return OMPI_SUCCESS != rc ? rc : ompi_request_wait(&req, MPI_STATUS_IGNORE);
+    }
     rc = mca_coll_hanx_run_pipeline(p);
     free(to_free);
     return rc;
