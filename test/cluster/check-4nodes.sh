@@ -23,7 +23,9 @@ step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 4
               "$CHECKER" --quick --colls "$HANX_NB" --seed 37'
 step "hanx with collx trees on its levels (LP chain across the leaders), blocking calls on the schedules, 4x2" \
     nodes -n 4 -m 2 --timeout 600 -- --mca coll_hanx_priority 100 --mca coll_hanx_low_algorithm binomial \
-    --mca coll_hanx_up_algorithm pipeline --mca coll_hanx_blocking_schedule 1 "$CHECKER" --quick \
+    --mca coll_hanx_up_algorithm pipeline --mca coll_hanx_blocking_schedule 1 \
+    --mca coll_hanx_bcast_segment_size 256 --mca coll_hanx_reduce_segment_size 128 \
+    --mca coll_hanx_allreduce_segment_size 96 "$CHECKER" --quick \
     --colls "blocking,$HANX_NB" --seed 41
 step "upstream han bug regressions (ompi #8248 ... #13398), 4x2 and round-robin" \
     eval 'nodes -n 4 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 "$REGRESS" &&

@@ -98,10 +98,13 @@ step "hanx with in-order trees on 3 levels, tiny segments (non-commutative ops i
 step "hanx with collx trees on its levels, 7 ranks round-robin on 3 nodes" \
     local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1 $HANX_TREES "$CHECKER" --quick \
     --colls "blocking,$HANX_NB" --seed 5
-step "hanx blocking calls on the schedules: 2x2 with the levels' modules, 3 levels with collx trees" \
-    eval 'local_run 300 4 $HANX 2 --mca coll_hanx_blocking_schedule 1 "$CHECKER" --quick --colls blocking --seed 3 &&
+# (pipelined: a call of one segment runs lock-step either way)
+HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
+step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules, 3 levels with collx trees" \
+    eval 'local_run 300 4 $HANX 2 --mca coll_hanx_blocking_schedule 1 $HANX_SMALL_SEGS "$CHECKER" --quick \
+              --colls blocking --seed 3 &&
           local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_blocking_schedule 1 \
-              $HANX_TREES "$CHECKER" --quick --seed 7'
+              $HANX_TREES $HANX_SMALL_SEGS "$CHECKER" --quick --seed 7'
 # non-blocking hierarchical collectives (the core's schedules)
 hanx_serves_nb() {  # hanx_serves_nb COLL: served once the hierarchy is built
     local_run 60 4 --mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node 2 \

@@ -77,7 +77,9 @@ step "threads: 4 threads x 40 collectives, 64 outstanding, hanx 2x2" \
 step "threads: the same with per-rule submodules (sub-communicators made concurrently)" \
     threads_step $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json"
 step "threads: hanx 2x2 with collx trees on its levels, blocking calls on the schedules" \
-    threads_step $HANX 2 $HANX_TREES --mca coll_hanx_blocking_schedule 1
+    threads_step $HANX 2 $HANX_TREES --mca coll_hanx_blocking_schedule 1 \
+    --mca coll_hanx_bcast_segment_size 512 --mca coll_hanx_reduce_segment_size 256 \
+    --mca coll_hanx_allreduce_segment_size 256
 step "threads: 4 threads x 40 collectives, 64 outstanding, adaptx" \
     threads_step --mca coll_adaptx_priority 100
 step "threads: self-test fails (a corrupted result is reported)" \

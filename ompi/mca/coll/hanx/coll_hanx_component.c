@@ -108,7 +108,8 @@ static int hanx_register(void)
     collx_glue_register_int(v, "blocking_schedule",
         "How blocking bcast, reduce, allreduce and barrier run their stages: 0 = lock-step "
         "(each pipeline step waits for all its stages), 1 = on the event-driven schedules of "
-        "the non-blocking calls (a stage of a segment starts when its input is done), waited for",
+        "the non-blocking calls (a stage of a segment starts when its input is done), waited for; "
+        "a call of one segment runs lock-step either way",
         0, 0, 1, OPAL_INFO_LVL_5, &c->blocking_schedule);
     collx_glue_register_tree_or(v, "low_algorithm",
         "Algorithm of the levels below the leaders' in bcast, reduce, allreduce (blocking and "

@@ -532,7 +532,9 @@ static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char
         return rc;
     }
     if (request) return mca_coll_hanx_start_nb(m, p, to_free, request);
-    if (mca_coll_hanx_component.blocking_schedule) { /* started, then waited for */
+    if (mca_coll_hanx_component.blocking_schedule && nsegments(p) > 1) {
+        /* started, then waited for (one segment: the stages follow each
+         * other either way, and run directly) */
         ompi_request_t *req = MPI_REQUEST_NULL;
         rc = mca_coll_hanx_start_nb(m, p, to_free, &req);
         return OMPI_SUCCESS != rc ? rc : ompi_request_wait(&req, MPI_STATUS_IGNORE);
