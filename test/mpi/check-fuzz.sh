@@ -43,10 +43,10 @@ step "fuzz hanx, 6 ranks as 3x2, small segments (4 KiB / 4000 B / 2 KiB), 300 ca
     fuzz 300 6 $HANX 2 --mca coll_hanx_bcast_segment_size 4096 --mca coll_hanx_reduce_segment_size 4000 \
     --mca coll_hanx_allreduce_segment_size 2048 -- --seed 104 --cases 300 \
     --colls bcast,reduce,allreduce,scan,exscan,reduce_scatter --components-under-test hanx
-step "fuzz hanx, 6 ranks as 3x2, collx trees on the levels, blocking calls on the schedules, small segments, 200 cases" \
+step "fuzz hanx, 6 ranks as 3x2, collx trees on the levels, blocking calls on the schedules, small segments, 300 cases" \
     fuzz 300 6 $HANX 2 $HANX_TREES --mca coll_hanx_blocking_schedule 1 \
     --mca coll_hanx_bcast_segment_size 4096 --mca coll_hanx_reduce_segment_size 4000 \
-    --mca coll_hanx_allreduce_segment_size 2048 -- --seed 107 --cases 200 --components-under-test hanx
+    --mca coll_hanx_allreduce_segment_size 2048 -- --seed 107 --cases 300 --components-under-test hanx
 step "fuzz hanx, 4 ranks as 2x2, per-rule submodules (test/mpi/tuning/views.json), 400 cases" \
     fuzz 300 4 $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json" -- \
     --seed 105 --cases 400 --colls blocking --components-under-test hanx
@@ -122,14 +122,14 @@ if [ "$(id -u)" = 0 ] && [ -x "$CLUSTER" ]; then
     step "fuzz hanx on 2 emulated nodes (3+2 round-robin), 200 cases" \
         "$CLUSTER" -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
         "$FUZZ" --case-timeout 60 --seed 120 --cases 200 --colls blocking --components-under-test hanx
-    step "fuzz hanx's non-blocking collectives on 2 emulated nodes (3+2 round-robin), 100 cases" \
+    step "fuzz hanx's non-blocking collectives on 2 emulated nodes (3+2 round-robin), 200 cases" \
         "$CLUSTER" -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
-        "$FUZZ" --case-timeout 60 --seed 121 --cases 100 --colls nonblocking --components-under-test hanx
-    step "fuzz hanx on 4 emulated nodes (3+1+2+2), collx trees on the levels, blocking calls on the schedules, 100 cases" \
+        "$FUZZ" --case-timeout 60 --seed 121 --cases 200 --colls nonblocking --components-under-test hanx
+    step "fuzz hanx on 4 emulated nodes (3+1+2+2), collx trees on the levels, blocking calls on the schedules, 200 cases" \
         "$CLUSTER" -n 4 --slots 3,1,2,2 --timeout 400 -- --mca coll_hanx_priority 100 $HANX_TREES \
         --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_bcast_segment_size 4096 \
         --mca coll_hanx_reduce_segment_size 4000 --mca coll_hanx_allreduce_segment_size 2048 \
-        "$FUZZ" --case-timeout 60 --seed 122 --cases 100 --components-under-test hanx
+        "$FUZZ" --case-timeout 60 --seed 122 --cases 200 --components-under-test hanx
     step "determinism hanx on 2 emulated nodes (3+2 round-robin)" \
         "$CLUSTER" -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 \
         "$DETERMINISM" --reps 8 --count 40000
