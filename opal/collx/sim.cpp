@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "executor.hpp"
+#include "schedule.hpp"
 
 namespace collx {
 namespace sim {
@@ -354,8 +355,13 @@ bool parse_tree(const std::string &s, int *out) {
 
 }  // namespace
 
-bool parse_algo(const std::string &s, Algo *out) {
+bool parse_algo(const std::string &name, Algo *out) {
     Algo a;
+    std::string s = name;
+    if (s == "hanx-sched" || s.rfind("hanx-sched:", 0) == 0) {  // hanx on its schedules
+        a.schedule = true;
+        s = "hanx" + s.substr(10);
+    }
     if (s == "hanx" || s.rfind("hanx:", 0) == 0) {
         a.hanx = true;
         if (s.size() > 4) {
@@ -370,15 +376,16 @@ bool parse_algo(const std::string &s, Algo *out) {
         *out = a;
         return true;
     }
-    if (!parse_tree(s, &a.tree)) return false;
+    if (a.schedule || !parse_tree(s, &a.tree)) return false;
     *out = a;
     return true;
 }
 
 std::string algo_name(const Algo &a) {
     if (!a.hanx) return collx_tree_name(a.tree);
-    if (a.low == COLLX_TREE_BINOMIAL && a.up == COLLX_TREE_BINOMIAL) return "hanx";
-    return std::string("hanx:") + collx_tree_name(a.low) + ":" + collx_tree_name(a.up);
+    const std::string h = a.schedule ? "hanx-sched" : "hanx";
+    if (a.low == COLLX_TREE_BINOMIAL && a.up == COLLX_TREE_BINOMIAL) return h;
+    return h + ":" + collx_tree_name(a.low) + ":" + collx_tree_name(a.up);
 }
 
 std::vector<Algo> all_algos() {
@@ -523,10 +530,19 @@ struct Stage {
 
 struct HanxCtx;
 
+struct HanxRank;
+struct SubStep {  // a step the schedule started: its sub-collective and token
+    HanxRank *r;
+    void *token;
+    std::unique_ptr<Operation> op;
+};
+
 struct HanxRank {
     HanxCtx *h;
     int rank;
     std::vector<Stage> stages;
+    std::unique_ptr<Operation> sched;          // schedule mode: the rank's pipeline
+    std::deque<SubStep> subs;                  // ... and its started steps
     std::size_t step = 0, nsteps = 0;
     int pending = 0;
     std::vector<std::unique_ptr<Operation>> ops;  // of the running step
@@ -546,6 +562,30 @@ struct HanxCtx {
     std::vector<std::vector<char>> temp;  // accumulators (reduce, data mode)
     std::deque<std::vector<int>> pairs;   // groups of the messages (live as long as the run)
 };
+
+// The sub-collective of stage s on segment seg: a collx tree on the
+// stage's group (Algo::up on the top level, Algo::low below), one tag per
+// (stage, segment) that all members agree on.
+std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_t seg,
+                                    const collx_notify_t &nt) {
+    const std::size_t first = seg * h.per_seg;
+    const std::size_t n = std::min(h.per_seg, h.count - first);
+    const std::ptrdiff_t off = static_cast<std::ptrdiff_t>(first) * h.dt.extent;
+    const int tree = s.st.level == h.nlevels - 1 ? h.a->up : h.a->low;
+    const collx_tuning_t tun = tuning_for(*h.p, tree, h.a->fanout, h.inner_seg, nullptr);
+    const int tag = 2 + static_cast<int>(static_cast<std::size_t>(s.st.number) * h.nseg + seg);
+    char *rb = s.rbuf ? s.rbuf + off : dummy_recv;
+    const char *sb = s.in_place ? nullptr : (s.sbuf ? s.sbuf + off : dummy_send);
+    switch (s.st.kind) {
+        case COLLX_HSTEP_BCAST:
+        case COLLX_HSTEP_RECV: return make_bcast(*s.tr, rb, n, h.dt, s.root, tag, tun, &nt);
+        case COLLX_HSTEP_SEND:  // the pair's bcast from the sender
+            return make_bcast(*s.tr, const_cast<char *>(sb), n, h.dt, s.root, tag, tun, &nt);
+        default:  // reduce, allreduce
+            return make_reduce(*s.tr, sb, rb, n, h.dt, h.op, h.commutative, s.root,
+                               s.st.kind == COLLX_HSTEP_ALLREDUCE, tag, tun, &nt);
+    }
+}
 
 void hanx_step(HanxRank &r);
 
@@ -573,32 +613,8 @@ void hanx_step(HanxRank &r) {
             if (static_cast<std::size_t>(s.st.number) > t) continue;
             const std::size_t seg = t - static_cast<std::size_t>(s.st.number);
             if (seg >= h.nseg) continue;
-            const std::size_t first = seg * h.per_seg;
-            const std::size_t n = std::min(h.per_seg, h.count - first);
-            const std::ptrdiff_t off = static_cast<std::ptrdiff_t>(first) * h.dt.extent;
-            const int tree = s.st.level == h.nlevels - 1 ? h.a->up : h.a->low;
-            const collx_tuning_t tun = tuning_for(*h.p, tree, h.a->fanout, h.inner_seg, nullptr);
             const collx_notify_t nt{&stage_done, &r};
-            // one tag per (stage, segment): all members agree on it
-            const int tag = 2 + static_cast<int>(static_cast<std::size_t>(s.st.number) * h.nseg + seg);
-            char *rb = s.rbuf ? s.rbuf + off : dummy_recv;
-            const char *sb = s.in_place ? nullptr : (s.sbuf ? s.sbuf + off : dummy_send);
-            switch (s.st.kind) {
-                case COLLX_HSTEP_BCAST:
-                    r.ops.push_back(make_bcast(*s.tr, rb, n, h.dt, s.root, tag, tun, &nt));
-                    break;
-                case COLLX_HSTEP_SEND:  // the pair's bcast from the sender
-                    r.ops.push_back(make_bcast(*s.tr, const_cast<char *>(sb), n, h.dt, s.root,
-                                               tag, tun, &nt));
-                    break;
-                case COLLX_HSTEP_RECV:
-                    r.ops.push_back(make_bcast(*s.tr, rb, n, h.dt, s.root, tag, tun, &nt));
-                    break;
-                default:  // reduce, allreduce
-                    r.ops.push_back(make_reduce(*s.tr, sb, rb, n, h.dt, h.op, h.commutative,
-                                                s.root, s.st.kind == COLLX_HSTEP_ALLREDUCE, tag,
-                                                tun, &nt));
-            }
+            r.ops.push_back(stage_op(h, s, seg, nt));
         }
         if (r.ops.empty()) {  // nothing in this step
             ++r.step;
@@ -617,6 +633,30 @@ void hanx_step(HanxRank &r) {
         ++r.step;
     }
     h.run->finish[static_cast<std::size_t>(r.rank)] = std::max(e.now(), e.cpu_free(r.rank));
+}
+
+// hanx on its schedules (Algo::schedule: coll_hanx_blocking_schedule, and
+// the non-blocking calls): the core's schedule engine starts step (stage,
+// segment) when its input is done, COLLX_HIER_WINDOW segments in flight.
+void sub_done(void *ctx, int status) {
+    collx_xfer_complete(static_cast<SubStep *>(ctx)->token, status);
+}
+
+int sched_step(void *ctx, int stage, std::size_t seg, void *token) {
+    auto &r = *static_cast<HanxRank *>(ctx);
+    r.subs.push_back(SubStep{&r, token, nullptr});  // (a deque: earlier steps stay put)
+    SubStep &st = r.subs.back();
+    const collx_notify_t nt{&sub_done, &st};
+    st.op = stage_op(*r.h, r.stages[static_cast<std::size_t>(stage)], seg, nt);
+    st.op->start();
+    return 0;
+}
+
+void sched_done(void *ctx, int status) {
+    auto &r = *static_cast<HanxRank *>(ctx);
+    if (status != COLLX_OK) ++r.h->run->failed;
+    Engine &e = *r.h->e;
+    r.h->run->finish[static_cast<std::size_t>(r.rank)] = std::max(e.now(), e.cpu_free(r.rank));
 }
 
 // hanx's level tables for the topology (collx_hier_fill, as hanx fills
@@ -720,11 +760,22 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
             hr->stages.push_back(s);
         }
         hr->nsteps = h.nseg && plan.nstages ? h.nseg + static_cast<std::size_t>(last) : 0;
+        if (a.schedule && h.nseg > 1 && plan.nstages) {  // (one segment: lock-step, as hanx)
+            std::vector<collx_stage_t> cs;
+            for (const Stage &st : hr->stages) cs.push_back(collx_stage_t{st.st.number, st.st.level});
+            const collx_notify_t nt{&sched_done, hr.get()};
+            hr->sched = make_pipeline(cs, h.nseg, COLLX_HIER_WINDOW, &sched_step, hr.get(), &nt);
+        }
         h.ranks.push_back(std::move(hr));
     }
     for (auto &hr : h.ranks) {
         HanxRank *rp = hr.get();
-        e.at(0, [rp]() { hanx_step(*rp); });
+        e.at(0, [rp]() {
+            if (rp->sched)
+                rp->sched->start();
+            else
+                hanx_step(*rp);
+        });
     }
     e.run();
     return finish_result(run, e);

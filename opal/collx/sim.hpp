@@ -168,8 +168,11 @@ struct Algo {
     int low = COLLX_TREE_BINOMIAL;   // hanx: tree within a node
     int up = COLLX_TREE_BINOMIAL;    // hanx: tree across the node leaders
     std::size_t inner_seg = 0;       // hanx: segment size of the sub-collectives (0: default)
+    bool schedule = false;           // hanx: on its schedules (coll_hanx_blocking_schedule,
+                                     // the non-blocking calls), not lock-step
 };
-// "binomial", ..., "topo", "hanx", "hanx:LOW:UP" (e.g. hanx:binomial:pipeline).
+// "binomial", ..., "topo", "hanx", "hanx:LOW:UP" (e.g. hanx:binomial:pipeline),
+// "hanx-sched", "hanx-sched:LOW:UP" (hanx on its schedules).
 bool parse_algo(const std::string &s, Algo *out);
 std::string algo_name(const Algo &a);
 // The flat trees and hanx, as the sweep uses them.

@@ -350,8 +350,11 @@ END_TEST
 // node leader to it -- and 3 levels (socket, node, leaders) where nodes
 // have several sockets; block placement keeps rank order
 START_TEST(data_mode_hanx_any_root_and_three_levels) {
+  for (const char *name : {"hanx:binomial:pipeline", "hanx-sched:binomial:pipeline"}) {
     Algo a;
-    ck_assert(parse_algo("hanx:binomial:pipeline", &a));
+    ck_assert(parse_algo(name, &a));
+    const std::string named = algo_name(a);
+    ck_assert_str_eq(named.c_str(), name);
     a.inner_seg = 32;
     const Params params = Params::defaults();
     for (int P : {5, 8, 11})
@@ -368,6 +371,28 @@ START_TEST(data_mode_hanx_any_root_and_three_levels) {
                                     check_data(Coll::Allreduce, a, P, M, count, seg, 0, comm,
                                                params, S);
                         }
+  }
+}
+END_TEST
+
+// hanx on its schedules (coll_hanx_blocking_schedule): one segment runs
+// lock-step as in hanx (the same time); pipelined, the steps start on
+// completion events instead of at step boundaries (another time)
+START_TEST(hanx_schedule_runs_pipelined_calls_only) {
+    Algo lock, sched;
+    ck_assert(parse_algo("hanx", &lock));
+    ck_assert(parse_algo("hanx-sched", &sched));
+    ck_assert(sched.schedule && sched.hanx && !lock.schedule);
+    ck_assert(!parse_algo("hanx-sched:topo:binomial", &sched) && !parse_algo("hanx-schedx", &sched));
+    ck_assert(parse_algo("hanx-sched", &sched));
+    const Params p = Params::defaults();
+    const Topology t{8, 4, 0};
+    for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce}) {
+        ck_assert_double_eq(run(p, t, c, lock, 65536, 0).time_ns, run(p, t, c, sched, 65536, 0).time_ns);
+        const double l = run(p, t, c, lock, 1 << 20, 65536).time_ns,
+                     s = run(p, t, c, sched, 1 << 20, 65536).time_ns;
+        ck_assert_msg(l != s, "%s: lock-step and schedule both %g ns", coll_name(c), l);
+    }
 }
 END_TEST
 
@@ -485,6 +510,7 @@ int main(void) {
     tcase_add_test(tc, data_mode_flat_trees_match_the_reference);
     tcase_add_test(tc, data_mode_hanx_matches_the_reference);
     tcase_add_test(tc, data_mode_hanx_any_root_and_three_levels);
+    tcase_add_test(tc, hanx_schedule_runs_pipelined_calls_only);
     tcase_add_test(tc, data_mode_with_rendezvous);
     tcase_add_test(tc, hanx_composes_its_stages);
     tcase_add_test(tc, sixty_four_k_ranks);

@@ -223,9 +223,8 @@ int mca_coll_hanx_run_pipeline(const hanx_pipeline_t *p)
  * each (stage, segment) starts as the non-blocking collective of its level
  * when its segment's previous stage is done and the steps before it on the
  * same communicator have started, and its request is watched from the
- * progress engine.  At most HANX_NB_WINDOW segments are in flight per call
+ * progress engine.  At most COLLX_HIER_WINDOW segments are in flight per call
  * beyond the pipeline's depth. */
-#define HANX_NB_WINDOW 4
 
 typedef struct hanx_nb {
     hanx_pipeline_t p;
@@ -406,7 +405,7 @@ int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, 
         cs[i].number = p->st[i].number;
         cs[i].channel = p->st[i].level; /* one channel per communicator */
     }
-    rc = collx_pipeline_start(cs, p->n, nsegments(p), HANX_NB_WINDOW, nb_step, c, &n, &r->op);
+    rc = collx_pipeline_start(cs, p->n, nsegments(p), COLLX_HIER_WINDOW, nb_step, c, &n, &r->op);
     if (COLLX_OK != rc) { /* (only out of memory, before any step started) */
         nb_unregister(c);
         collx_glue_request_abandon(r);

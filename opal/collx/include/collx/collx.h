@@ -213,6 +213,9 @@ int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, 
  * level-k communicator when k = 0 or it leads its level-(k-1) group;
  * members are numbered in rank order. */
 #define COLLX_HIER_MAX_LEVELS 3
+/* Segments a hierarchical call on the schedules keeps in flight beyond its
+ * pipeline's depth (collx_pipeline_start's window; hanx and the simulator). */
+#define COLLX_HIER_WINDOW 4
 #define COLLX_HIER_MAX_STAGES (2 * COLLX_HIER_MAX_LEVELS + 2)
 typedef struct collx_hier {
     int nlevels; /* L, 2 .. COLLX_HIER_MAX_LEVELS */
