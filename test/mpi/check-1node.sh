@@ -36,6 +36,19 @@ step "adaptx LP (pipeline) with the automatic segment size, 6 ranks" \
     local_run 300 6 --mca coll_adaptx_priority 100 --mca coll_adaptx_bcast_algorithm pipeline \
     --mca coll_adaptx_reduce_algorithm pipeline --mca coll_adaptx_allreduce_algorithm pipeline \
     "$CHECKER" --quick --colls "$ALL_ADAPTX" --seed 5
+topo_synthetic() {  # the topo tree on the glue's node map with synthetic nodes (as hanx's)
+    local out  # (each rank's log from its own file: mpirun may splice lines)
+    out=$(logged local_run 300 7 --mca coll_adaptx_priority 100 --mca coll_adaptx_ranks_per_node 3 \
+        --mca coll_adaptx_round_robin 1 --mca coll_adaptx_verbose 1 \
+        --mca coll_adaptx_bcast_algorithm topo --mca coll_adaptx_reduce_algorithm topo \
+        --mca coll_adaptx_allreduce_algorithm topo "$CHECKER" --quick --seed 43 2>&1) || {
+        echo "$out"; return 1; }
+    echo "$out" | grep "passed"
+    echo "$out" | grep -q "coll:adaptx: MPI_COMM_WORLD: 7 ranks on 3 nodes (topo tree)" ||
+        { echo "the topo tree did not see 3 synthetic nodes"; return 1; }
+}
+step "adaptx topo tree on 3 synthetic round-robin nodes (the node map hanx uses), every collective" \
+    topo_synthetic
 persistent_served() {  # adaptx itself starts the persistent bcast, reduce and allreduce
     local out
     out=$(local_run 60 4 --mca coll_adaptx_priority 100 --mca coll_adaptx_verbose 10 "$CHECKER" \

@@ -38,6 +38,8 @@ typedef struct mca_coll_adaptx_component_t {
     adaptx_coll_params_t coll[ADAPTX_NCOLLS];
     int max_send_requests;
     int max_recv_requests;
+    int ranks_per_node;  /* topo tree: 0 real nodes, N > 0 synthetic ones (the glue's node map) */
+    int round_robin;     /* ... taking the ranks round-robin */
     int lp_alpha_ns;         /* LP model: fixed cost of one segment on a link */
     int lp_beta_ps_per_byte; /* LP model: time per byte on a link */
 } mca_coll_adaptx_component_t;

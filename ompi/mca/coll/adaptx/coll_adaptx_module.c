@@ -101,7 +101,7 @@ static void prepare(call_t *c, int which, int form, int count, struct ompi_datat
     c->tun.node_of = NULL;
     if (COLLX_TREE_TOPO == p->tree) {
         if (NULL == m->node_of) {
-            m->node_of = collx_glue_node_map(comm);
+            m->node_of = collx_glue_node_map(comm, k->ranks_per_node, k->round_robin);
             if (m->node_of) {
                 int nodes = 0;
                 for (int r = 0; r < c->t.size; ++r) nodes += m->node_of[r] == r;

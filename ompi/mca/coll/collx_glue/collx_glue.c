@@ -93,9 +93,17 @@ void collx_glue_dtype(collx_dtype_t *d, struct ompi_datatype_t *dt)
     d->true_extent = textent;
 }
 
-int *collx_glue_node_map(struct ompi_communicator_t *comm)
+int *collx_glue_node_map(struct ompi_communicator_t *comm, int ranks_per_node, int round_robin)
 {
     const int size = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    if (ranks_per_node > 0) { /* synthetic nodes: no communication */
+        int *map = malloc((size_t)size * sizeof(int));
+        if (NULL == map) return NULL;
+        const int nodes = (size + ranks_per_node - 1) / ranks_per_node;
+        for (int r = 0; r < size; ++r)
+            map[r] = round_robin ? r % nodes : r / ranks_per_node * ranks_per_node;
+        return map;
+    }
     int mine = me;
     for (int r = 0; r < me; ++r) {
         ompi_proc_t *p = ompi_comm_peer_lookup(comm, r);

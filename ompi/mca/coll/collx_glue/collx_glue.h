@@ -100,11 +100,14 @@ collx_request_t *collx_glue_persistent_new(collx_restart_fn restart, void *args)
 int collx_glue_watch(ompi_request_t *req, void *token);
 void collx_glue_watch_fini(void);
 
-/* Node number of every rank of `comm` (the lowest rank of its node),
- * from Open MPI's locality information and one allgather on `comm`: call
- * it at the same point on all ranks (inside a collective).  malloc'd;
- * NULL on failure. */
-int *collx_glue_node_map(struct ompi_communicator_t *comm);
+/* Node number of every rank of `comm` (the lowest rank of its node): the
+ * one node map of both components (adaptx's topo tree, hanx's node level).
+ * From Open MPI's locality information and one point-to-point allgather on
+ * `comm` (call it at the same point on all ranks, inside a collective); or,
+ * with ranks_per_node > 0, synthetic nodes of that many consecutive ranks
+ * (round_robin: rank r on node r mod nodes, as mpirun --map-by node places
+ * them), computed locally.  malloc'd; NULL on failure. */
+int *collx_glue_node_map(struct ompi_communicator_t *comm, int ranks_per_node, int round_robin);
 
 /* Map a collx core return code to an OMPI one. */
 int collx_glue_rc(int collx_rc);

@@ -195,16 +195,18 @@ mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *com
  * communicators hold the leaders of the level-(k-1) groups in rank order.
  */
 
-/* My node's communicator: real shared memory, or synthetic groups. */
+/* My node's communicator: the glue's node map (real nodes, or synthetic
+ * groups), the one adaptx's topo tree uses too. */
 static int split_node(struct ompi_communicator_t *comm, opal_info_t *info,
                       struct ompi_communicator_t **node)
 {
-    const int rpn = mca_coll_hanx_component.ranks_per_node, rank = ompi_comm_rank(comm);
-    const int nodes = (ompi_comm_size(comm) + rpn - 1) / (rpn > 0 ? rpn : 1);
-    if (rpn > 0 && mca_coll_hanx_component.round_robin)
-        return ompi_comm_split_with_info(comm, rank % nodes, rank, info, node, false);
-    if (rpn > 0) return ompi_comm_split_with_info(comm, rank / rpn, rank, info, node, false);
-    return ompi_comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, info, node);
+    int *map = collx_glue_node_map(comm, mca_coll_hanx_component.ranks_per_node,
+                                   mca_coll_hanx_component.round_robin);
+    if (NULL == map) return OMPI_ERR_OUT_OF_RESOURCE;
+    const int rank = ompi_comm_rank(comm);
+    const int rc = ompi_comm_split_with_info(comm, map[rank], rank, info, node, false);
+    free(map);
+    return rc;
 }
 
 /* My socket group inside `node`, or NULL when the node has one socket (or
