@@ -71,6 +71,12 @@ for coll in bcast reduce allreduce; do
     done
 done
 for which in low up; do
+    for v in nosuch "" MODULE_; do
+        step "hanx: ${which}_algorithm='$v' is reported, the levels' module used, results right" \
+            one_bad coll_hanx_${which}_algorithm "$v" $HANX
+    done
+done
+for which in low up; do
     for v in hanx "" "^tuned" "adaptx,hanx"; do
         step "hanx: ${which}_preference='$v' (would recurse) is rewritten to exclude hanx, reported" \
             one_bad coll_hanx_${which}_preference "$v" $HANX

@@ -94,15 +94,7 @@ static int adaptx_register(void)
                             "Most receives one collective keeps outstanding at a time (per "
                             "direction for allreduce)",
                             8, 1, 1 << 20, OPAL_INFO_LVL_6, &c->max_recv_requests);
-    collx_glue_register_int(v, "ranks_per_node",
-                            "The topo tree's nodes: 0 = real nodes (Open MPI's locality); N > 0 "
-                            "= synthetic groups of N consecutive ranks, for experiments (the same "
-                            "node map as coll_hanx_ranks_per_node)",
-                            0, 0, 1 << 24, OPAL_INFO_LVL_6, &c->ranks_per_node);
-    collx_glue_register_int(v, "round_robin",
-                            "With ranks_per_node: 1 = synthetic nodes take the ranks round-robin "
-                            "(rank r on node r mod nodes), as mpirun --map-by node places them",
-                            0, 0, 1, OPAL_INFO_LVL_6, &c->round_robin);
+    collx_glue_register_nodes(v, &c->ranks_per_node, &c->round_robin); /* (the topo tree's) */
     collx_glue_register_int(v, "lp_alpha_ns",
                             "LP cost model: fixed cost of one segment on a link (per-message "
                             "overhead), nanoseconds; sets the automatic segment size of "

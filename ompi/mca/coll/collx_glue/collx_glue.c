@@ -543,6 +543,20 @@ void collx_glue_report_params(const mca_base_component_t *comp)
     problems[0] = '\0';
 }
 
+void collx_glue_register_nodes(const mca_base_component_t *comp, int *ranks_per_node,
+                               int *round_robin)
+{
+    collx_glue_register_int(comp, "ranks_per_node",
+                            "Nodes: 0 = real nodes (Open MPI's locality information); N > 0 = "
+                            "synthetic groups of N consecutive ranks, for experiments on one "
+                            "machine (one node map for hanx's levels and adaptx's topo tree)",
+                            0, 0, 1 << 24, OPAL_INFO_LVL_6, ranks_per_node);
+    collx_glue_register_int(comp, "round_robin",
+                            "With ranks_per_node: 1 = synthetic nodes take the ranks round-robin "
+                            "(rank r on node r mod nodes), as mpirun --map-by node places them",
+                            0, 0, 1, OPAL_INFO_LVL_6, round_robin);
+}
+
 /* A tree's name, or `extra` for -1 (a choice beside the trees). */
 static const char *choice_name(int k, const char *extra)
 {

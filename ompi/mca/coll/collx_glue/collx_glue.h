@@ -109,6 +109,11 @@ void collx_glue_watch_fini(void);
  * them), computed locally.  malloc'd; NULL on failure. */
 int *collx_glue_node_map(struct ompi_communicator_t *comm, int ranks_per_node, int round_robin);
 
+/* Register the component's ranks_per_node and round_robin, the node map's
+ * synthetic nodes (the same two parameters in hanx and adaptx). */
+void collx_glue_register_nodes(const mca_base_component_t *comp, int *ranks_per_node,
+                               int *round_robin);
+
 /* Map a collx core return code to an OMPI one. */
 int collx_glue_rc(int collx_rc);
 

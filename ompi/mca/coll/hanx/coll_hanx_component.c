@@ -56,14 +56,7 @@ static int hanx_register(void)
                             "Verbosity of coll/hanx: 1 = selection, hierarchy and fallbacks, "
                             "10 = every call",
                             0, 0, 100, OPAL_INFO_LVL_9, &c->verbose);
-    collx_glue_register_int(v, "ranks_per_node",
-                            "0: group ranks by real node (shared memory); N > 0: impose synthetic "
-                            "groups of N consecutive ranks, for experiments",
-                            0, 0, 1 << 24, OPAL_INFO_LVL_6, &c->ranks_per_node);
-    collx_glue_register_int(v, "round_robin",
-                            "With ranks_per_node: 1 = synthetic nodes take the ranks round-robin "
-                            "(rank r on node r mod nodes), as mpirun --map-by node places them",
-                            0, 0, 1, OPAL_INFO_LVL_6, &c->round_robin);
+    collx_glue_register_nodes(v, &c->ranks_per_node, &c->round_robin);
     collx_glue_register_int(v, "ranks_per_socket",
                             "0: socket groups inside a node from hwloc (see socket_level); N > 0: "
                             "impose a level of synthetic groups of N consecutive ranks of a node",
