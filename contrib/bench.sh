@@ -120,14 +120,17 @@ mkdir -p "$out/raw"
 args="--coll $colls --min $min --max $max --factor $factor --reps $reps --time-per-rep $per_rep --raw"
 {
     echo "#!/bin/bash"
-    echo "\$COLLX_MPIRUN $(printf %q "$bench") --pingpong > '$out/links.txt' 2> '$out/links.err' ||" \
+    echo "\$COLLX_MPIRUN $(printf %q "$bench") --pingpong --burst \${COLLX_LINK_BURST:-0} > '$out/links.txt' 2> '$out/links.err' ||" \
          "{ echo 'bench.sh: link measurement failed:'; tail -5 '$out/links.err'; exit 1; }"
+    echo "echo \"# burst \${COLLX_LINK_BURST:-0}\" >> '$out/links.txt'"
     for ((r = 0; r < rounds; ++r)); do
         echo "echo '  round $((r + 1))/$rounds'"
         for ((k = 0; k < nc; ++k)); do
             i=$(( (k + r) % nc ))
+            echo "c0=\$(\${COLLX_LINKSTAT:-true})"
             echo "timeout -k 5 $run_tmo \$COLLX_MPIRUN ${flags[$i]} $(printf %q "$bench") $args > '$out/raw/$i.$r' 2> '$out/raw/$i.$r.err' ||" \
                  "{ echo '  ${labels[$i]} failed (round $((r + 1)), exit '\$?'):'; grep -m3 -E 'collx-bench|rror' '$out/raw/$i.$r.err'; echo $i >> '$out/failed'; }"
+            echo "[ -z \"\${COLLX_LINKSTAT:-}\" ] || echo \"\$c0 \$(\$COLLX_LINKSTAT)\" > '$out/raw/$i.$r.links'"
         done
     done
 } > "$out/session.sh"
@@ -145,34 +148,70 @@ else
 fi
 
 # --------------------------------------------------------------- results
-# pool the rounds' repetitions; one CSV row per collective, size, contender
 lab=$(printf '%s\n' "${labels[@]}")
+# the links' counters (emulated nodes): what each contender's runs dropped
+# and retransmitted, summed over the rounds, into links.txt
+for ((i = 0; i < nc; ++i)); do
+    cat "$out"/raw/$i.*.links 2> /dev/null |
+        awk -v l="${labels[$i]}" '{ d += $6 - $2; r += $8 - $4; n++ }
+            END { if (n) printf "# counters %s drops %d retransmits %d\n", l, d, r }'
+done >> "$out/links.txt"
+# pool the rounds' repetitions; one CSV row per collective, size, contender
 awk -v dir="$out" -v nc="$nc" -v rounds="$rounds" -v labs="$lab" -v up=" $upstream " \
-    -v nodes="$nodes" -v per="$per" '
+    -v nodes="$nodes" -v per="$per" -v rate="$rate" -v emulated="$([ -z "$hostfile" ] && echo 1)" '
 function isort(a, n,   i, j, x) { for (i = 2; i <= n; ++i) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; --j) a[j + 1] = a[j]; a[j + 1] = x } }
 function q(a, n, p,   x) { x = 1 + p * (n - 1); return a[int(x)] + (x - int(x)) * (a[int(x) + (x > int(x))] - a[int(x)]) }
 function log2c(u,   k) { k = 0; while (2 ^ k < u) ++k; return k }
-# alpha-beta lower bound on one level: U units joined by links (alpha us, beta us/byte),
-# k ranks per unit; S the message, n a rank block (bytes); see docs/benchmarks.md
-function lvl(coll, U, k, al, be, S,   L) {
+# alpha-beta lower bound on one level, for a call among back-to-back calls (a
+# repetition loop of K calls): U units joined by links (alpha us, beta us/byte),
+# k ranks per unit; S the message, n a rank block (bytes); B the burst a token
+# bucket passes at once, at most once per repetition and unit; docs/benchmarks.md
+function lvl(coll, U, k, al, be, S, B, K,   bw, rooted) {
     if (U < 2 || al == "") return 0
-    L = log2c(U) * al
-    if (coll == "bcast" || coll == "reduce" || coll == "ibcast" || coll == "ireduce") return L + S * be
-    if (coll == "allreduce" || coll == "iallreduce") return L + 2 * (U - 1) / U * S * be
-    if (coll ~ /allgather/ || coll == "reduce_scatter") return L + (U - 1) * k * S * be
-    if (coll == "alltoall") return al + (U - 1) * k * k * S * be
-    return L  # barrier
+    rooted = (coll == "bcast" || coll == "reduce" || coll == "ibcast" || coll == "ireduce")
+    if (rooted) bw = (U - 1) / U * S * be  # the calls of a loop share the sending out
+    else if (coll ~ /allreduce/) bw = 2 * (U - 1) / U * S * be
+    else if (coll ~ /allgather/ || coll == "reduce_scatter") bw = (U - 1) * k * S * be
+    else if (coll == "alltoall") bw = (U - 1) * k * k * S * be
+    else bw = 0  # barrier
+    bw -= B * be / K
+    if (bw < 0) bw = 0
+    if (rooted) return bw          # consecutive calls overlap: no latency term
+    return bw > al ? bw : al       # each call waits for a message sent after the last ended
+}
+# a tc rate ("1gbit", "200mbit", "10mbps", ...) in us per byte; 0 if none
+function rate_beta(r,   v, u) {
+    if (!match(r, /^[0-9.]+/)) return 0
+    v = substr(r, 1, RLENGTH) + 0; u = tolower(substr(r, RLENGTH + 1))
+    if (u ~ /^k/) v *= 1e3; else if (u ~ /^m/) v *= 1e6; else if (u ~ /^g/) v *= 1e9; else if (u ~ /^t/) v *= 1e12
+    if (u ~ /bps$/) v *= 8  # bytes per second
+    return v > 0 ? 8e6 / v : 0
 }
 BEGIN {
     P = nodes * per
     while ((getline line < (dir "/links.txt")) > 0) {
         split(line, w, " ")
         if (w[2] == "alphabeta") { alpha[w[3]] = w[4]; beta[w[3]] = w[5] }
+        if (w[2] == "burst") burst = w[3] + 0
+    }
+    # a rate-limited node link moves at most the rate (a ping-pong stream may
+    # not fill it); an unlimited one as fast as its ranks move data, each with
+    # a TCP stream of its own (the ping-pong measured one), and an unlimited
+    # emulated one is the kernel copying bytes: no faster than a memory copy
+    rb = rate_beta(rate)
+    if (rb > 0) { if (beta["inter"] == "" || rb < beta["inter"]) beta["inter"] = rb }
+    else if (beta["inter"] != "") {
+        if (emulated && beta["intra"] != "" && beta["intra"] < beta["inter"]) beta["inter"] = beta["intra"]
+        beta["inter"] /= per
     }
     split(labs, L, "\n")
     for (i = 0; i < nc; ++i) for (r = 0; r < rounds; ++r) {
         f = dir "/raw/" i "." r
         while ((getline line < f) > 0) {
+            if (line ~ /^# iters /) {  # the calls in a repetition: the fewest of all contenders
+                split(line, w, " "); ik = w[3] SUBSEP w[4]
+                if (!(ik in iters) || w[5] + 0 < iters[ik]) iters[ik] = w[5] + 0
+            }
             if (line ~ /^#/) continue
             m = split(line, w, " ")
             key = w[1] SUBSEP w[2] SUBSEP i
@@ -192,8 +231,9 @@ BEGIN {
         fac = (coll ~ /allreduce/) ? 2 * (P - 1) / P : (wide ? (P - 1) / P : 1)
         alg = (coll == "barrier" || med <= 0) ? "" : sprintf("%.4f", S / med / 1e3)
         bus = alg == "" ? "" : sprintf("%.4f", alg * fac)
-        b1 = lvl(coll, nodes, per, alpha["inter"], beta["inter"], s)
-        b2 = lvl(coll, per, 1, alpha["intra"], beta["intra"], s)
+        K = (coll SUBSEP s) in iters ? iters[coll, s] : 1
+        b1 = lvl(coll, nodes, per, alpha["inter"], beta["inter"], s, burst, K)
+        b2 = lvl(coll, per, 1, alpha["intra"], beta["intra"], s, 0, K)
         bound = b1 > b2 ? b1 : b2
         isup = index(up, " " L[i + 1] " ") > 0
         row[x] = sprintf("%s,%s,%s,%d,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%s,%s,%s,%s", coll, s, L[i + 1], isup,
@@ -218,7 +258,9 @@ BEGIN {
     while ((getline line < links) > 0) {
         split(line, lv, " ")
         if (lv[2] == "alphabeta") printf "link %s: alpha %.2f us, beta %.4g us/byte (%.2f GB/s)\n", lv[3], lv[4], lv[5], (lv[5] > 0 ? 1e-3 / lv[5] : 0)
+        if (lv[2] == "counters") cnt = cnt sprintf("%s %s %d/%d", (cnt == "" ? "" : ","), lv[3], lv[5], lv[7])
     }
+    if (cnt != "") printf "link packet drops/TCP retransmits during the runs of each contender:%s\n", cnt
 }
 NR > 1 {  # the chosen statistic; busBw scales inversely with the time
     t[$1, $2, $3] = $sc; bus[$1, $2, $3] = ($12 != "" && $sc > 0) ? $12 * $5 / $sc : ""
@@ -280,7 +322,10 @@ to_json() {  # the CSV as a JSON document
         while ((getline line < links) > 0) {
             split(line, lv, " ")
             if (lv[2] == "alphabeta") { printf "%s\"%s\": {\"alpha_us\": %s, \"beta_us_per_byte\": %s}", sep, lv[3], lv[4], lv[5]; sep = ", " }
+            if (lv[2] == "burst") { printf "%s\"burst_bytes\": %s", sep, lv[3]; sep = ", " }
+            if (lv[2] == "counters") { cn = cn sprintf("%s\"%s\": {\"drops\": %s, \"retransmits\": %s}", (cn == "" ? "" : ", "), lv[3], lv[5], lv[7]) }
         }
+        printf "},\n  \"link_counters\": {%s", cn
         printf "},\n  \"results\": [\n"
     }
     NR == 1 { for (i = 1; i <= NF; ++i) h[i] = $i; next }

@@ -103,6 +103,34 @@ step "hanx non-commutative reductions and scans on round-robin: gathered and fol
 step "communicator lifecycle and finalize on 2 nodes" \
     nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 --mca coll_adaptx_priority 90 \
     "$LIFECYCLE" 100
+# contrib/bench.sh's lower bound is a bound: no measured time of any
+# contender undercuts it (not a timing assertion: noise only adds time),
+# and the rate-limited links drop nothing
+bench_bound() {  # bench_bound [--rate RATE]
+    local dir rc
+    dir=$(mktemp -d) || return 1
+    COLLX_CLUSTER_TAG=$COLLX_CLUSTER_TAG "$COLLX_SRCDIR/contrib/bench.sh" -n 2 -m 2 "$@" \
+        --colls bcast,reduce,allreduce,allgather,alltoall,reduce_scatter,barrier,iallreduce \
+        --min 8 --max 2097152 --factor 16 --rounds 1 --reps 3 --contenders "tuned hanx adaptx" \
+        --upstream tuned --csv "$dir/r.csv" --json "$dir/r.json" --no-plot > "$dir/table" 2>&1
+    rc=$?
+    grep -E "^link|drops" "$dir/table"
+    [ $rc = 0 ] || { tail -20 "$dir/table"; rm -rf "$dir"; return 1; }
+    # every point has a bound; none is beaten (min_us, col. 6, against bound_us, col. 13)
+    awk -F, 'NR > 1 { ++n; if ($13 == "") { print "no bound: " $0; bad = 1 }
+                      else if ($6 + 0 < $13 + 0) { print "beaten: " $0; bad = 1 }
+                      if ($13 / $6 > worst) { worst = $13 / $6; w = $1 " " $2 " " $3 } }
+             END { printf "%d points; the closest: %s, bound %.0f%% of its fastest sample\n", n, w, 100 * worst
+                   exit bad || n < 100 }' "$dir/r.csv" || rc=1
+    if [ "$1" = --rate ]; then
+        grep -q '"link_counters": {"tuned": {"drops": 0,' "$dir/r.json" &&
+            ! grep -Eq '"drops": [1-9]' "$dir/r.json" || { echo "packets dropped"; rc=1; }
+    fi
+    rm -rf "$dir"
+    return $rc
+}
+step "bench.sh: no measurement beats the alpha-beta bound (2x2, unlimited links)" bench_bound
+step "bench.sh: ... nor on lossless 1 Gbit/s links, which drop no packet" bench_bound --rate 1gbit
 fails() { ! "$@"; }
 step "a failing program makes the run fail" fails nodes -n 2 -m 1 --timeout 60 -- false
 step "a hung program is killed at the time limit" fails nodes -n 2 -m 1 --timeout 3 -- sleep 60

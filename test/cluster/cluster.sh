@@ -14,13 +14,25 @@
 # The second form runs <command> in the head namespace with $COLLX_MPIRUN
 # set to an mpirun that launches on the emulated nodes (several mpiruns in
 # one cluster session, e.g. for benchmarks), and $COLLX_CLUSTER_NP to the
-# total number of ranks.
+# total number of ranks, and $COLLX_LINKSTAT to a command printing the
+# links' counters so far ("drops D retransmits R": packets dropped at the
+# nodes' egress, TCP segments retransmitted by the nodes).  With --rate they
+# are printed when the run ends, and $COLLX_LINK_BURST is the bucket's
+# burst in bytes.
 #
 #   -n NODES        number of emulated nodes (default 2, at most 200)
 #   -m M            ranks per node (default 2)
 #   --slots A,B,..  ranks per node, node by node (imbalanced layouts), e.g. 3,1
-#   --rate RATE     limit each node's egress with a token bucket (tc tbf),
-#                   e.g. 1gbit, 200mbit
+#   --rate RATE     limit each node's egress to RATE (e.g. 1gbit, 200mbit), a
+#                   lossless link: a token bucket (tc tbf) whose queue is so
+#                   deep (64mb) that nothing is dropped -- a full link holds
+#                   packets back, as a lossless fabric's flow control does,
+#                   instead of dropping them into TCP's 200 ms retransmit
+#                   timeout -- and whose burst (80kb: the most a node sends
+#                   faster than RATE after an idle spell) is one 64 KiB TCP
+#                   segmentation-offload packet: a smaller bucket cuts every
+#                   such packet into MTU-sized ones, a packet storm that costs
+#                   more retransmits on 2 cores than it saves burst
 #   --timeout S     kill the whole run after S seconds (exit 124)
 #
 # Ranks are placed by node (block) unless the mpirun options say otherwise
@@ -36,7 +48,7 @@ while [ $# -gt 0 ]; do
     --rate) rate=$2; shift 2 ;;
     --timeout) tmo=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
     *) echo "cluster.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -85,7 +97,8 @@ for i in $(seq 0 $((nodes - 1))); do
     mkns "$prefix-n$i" $((10 + i)) $((i + 1)) || exit 1
     if [ -n "$rate" ]; then
         ip netns exec "$prefix-n$i" tc qdisc replace dev eth0 root tbf rate "$rate" \
-            burst 256kb latency 5ms || { echo "cluster.sh: tc tbf failed" >&2; exit 1; }
+            burst 80kb limit 64mb ||
+            { echo "cluster.sh: tc tbf failed" >&2; exit 1; }
     fi
     hosts="$hosts,$net.$((10 + i)):${slot_of[$i]}"
 done
@@ -110,7 +123,21 @@ exec "$mpirun" --host "$hosts" -np "$np" \$map \\
     --mca oob_tcp_if_include "$net.0/24" --mca mpi_yield_when_idle 1 --oversubscribe "\$@"
 WRAP
 chmod +x "$work/mpirun"
-export COLLX_MPIRUN="$work/mpirun" COLLX_CLUSTER_NP=$np
+# The links' counters: egress drops (tc) and TCP retransmits (the nodes'
+# /proc/net/snmp), summed over the nodes.  With --rate, $COLLX_LINK_BURST
+# holds the bucket's burst in bytes (what a link passes at once).
+cat > "$work/linkstat" <<STAT
+#!/bin/sh
+for i in \$(seq 0 $((nodes - 1))); do
+    ip netns exec "$prefix-n\$i" sh -c 'tc -s qdisc show dev eth0; cat /proc/net/snmp'
+done | awk '/ dropped / { for (k = 1; k < NF; ++k) if (\$k == "dropped") d += \$(k + 1) + 0 }
+            /^Tcp: [A-Z]/ { for (k = 2; k <= NF; ++k) col[\$k] = k; next }
+            /^Tcp: / { r += \$col["RetransSegs"] }
+            END { printf "drops %d retransmits %d\\n", d, r }'
+STAT
+chmod +x "$work/linkstat"
+export COLLX_MPIRUN="$work/mpirun" COLLX_CLUSTER_NP=$np COLLX_LINKSTAT="$work/linkstat"
+[ -n "$rate" ] && export COLLX_LINK_BURST=81920  # the bucket's burst (80kb), in bytes
 
 if [ "$1" = --exec ]; then
     shift
@@ -122,4 +149,5 @@ timeout -k 10 "$tmo" ip netns exec "$head" unshare --uts -- \
     sh -c 'hostname "$0-head"; exec "$@"' "$prefix" "$@"
 rc=$?
 [ $rc = 124 ] && echo "cluster.sh: timed out after ${tmo}s" >&2
+[ -n "$rate" ] && echo "cluster.sh: links at $rate: $("$work/linkstat")" >&2
 exit $rc

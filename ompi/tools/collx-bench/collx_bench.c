@@ -4,7 +4,7 @@
  *
  *   collx-bench [--coll LIST|all] [--min BYTES] [--max BYTES] [--factor F]
  *               [--reps N] [--warmup N] [--time-per-rep SECONDS] [--root rotate|N]
- *               [--raw] [--pingpong]
+ *               [--raw] [--pingpong [--burst BYTES]]
  *
  * LIST: comma-separated from bcast, reduce, allreduce, allgather, alltoall,
  * reduce_scatter (MPI_Reduce_scatter_block), barrier, ibcast, ireduce,
@@ -24,21 +24,28 @@
  *   # coll bytes median_us min_us max_us
  *   bcast 4 12.31 11.92 13.05
  *
- * or, with --raw, every repetition ("coll bytes t1 t2 ... tN"), for a
- * driver that pools repetitions of several runs (contrib/bench.sh).
+ * or, with --raw, every repetition ("coll bytes t1 t2 ... tN", after a line
+ * "# iters coll bytes K": the calls in one repetition), for a driver that pools
+ * repetitions of several runs (contrib/bench.sh).
  *
  * After timing each size, one call with known data is validated outside the
  * timed loop; a wrong result aborts with a message (exit 3).  Times are
  * gathered with point-to-point messages only.
  *
  * --pingpong first measures the link parameters: half the round trip (the fastest of 5
- * batches) of a 4-byte and a 4 MiB message between rank 0 and another rank on its node
- * (intra) and the first rank on another node (inter), and prints
+ * batches) of 4-byte, 64 KiB, 1 MiB and 4 MiB messages between rank 0 and another rank
+ * on its node (intra) and the first rank on another node (inter), and prints
  *
+ *   # pingpong intra|inter BYTES US          (one line per size)
  *   # alphabeta intra|inter ALPHA_us BETA_us_per_byte
  *
- * with alpha = the 4-byte time and beta = the slope between the two sizes
- * (nodes = MPI_COMM_TYPE_SHARED groups; a level without a pair is left out).
+ * with alpha = the 4-byte time (its fastest single exchange) and beta = the smallest
+ * slope between two measured
+ * sizes: the link's per-byte floor (a lower bound wants the fastest the link goes, and
+ * small messages run from cache).  --burst BYTES (the token bucket of a rate-limited
+ * link) takes the inter-node slopes only between sizes past BYTES: the bucket lets
+ * that much through at once, so shorter pairs say nothing of the rate.  Nodes = MPI_COMM_TYPE_SHARED groups; a level without a
+ * pair is left out.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -159,17 +166,17 @@ static void validate(enum coll c, int *a, int *b, int n)
     }
 }
 
-/* half round trip between ranks p and q (the fastest of 5 batches: the bound
- * wants the link's floor, not its noise), others wait */
-static double pingpong(int p, int q, char *buf, int bytes)
+/* half round trip between ranks p and q, others wait.  The link's floor, not
+ * its noise: the fastest of 5 batches, or with single != 0 the fastest single
+ * exchange (a latency: noise only adds to it) */
+static double pingpong(int p, int q, char *buf, int bytes, int single)
 {
-    double t[5];
+    double t[5], fastest = -1;
     const int iters = bytes > 65536 ? 4 : 200;
     for (int r = 0; r < 5; ++r) {
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
+        double t0 = MPI_Wtime(), t1 = t0;
         for (int k = 0; k < iters + 1; ++k) {
-            if (k == 1) t0 = MPI_Wtime();  /* the first exchange is a warm-up */
             if (rank == p) {
                 MPI_Send(buf, bytes, MPI_BYTE, q, 78, MPI_COMM_WORLD);
                 MPI_Recv(buf, bytes, MPI_BYTE, q, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -177,16 +184,20 @@ static double pingpong(int p, int q, char *buf, int bytes)
                 MPI_Recv(buf, bytes, MPI_BYTE, p, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
                 MPI_Send(buf, bytes, MPI_BYTE, p, 78, MPI_COMM_WORLD);
             }
+            const double now = MPI_Wtime();
+            if (k == 0) t0 = now;  /* the first exchange is a warm-up */
+            else if (fastest < 0 || now - t1 < fastest) fastest = now - t1;
+            t1 = now;
         }
-        t[r] = (MPI_Wtime() - t0) / iters / 2 * 1e6;
+        t[r] = (t1 - t0) / iters / 2 * 1e6;
     }
     qsort(t, 5, sizeof(double), cmp_double);
-    double best = t[0];
+    double best = single ? fastest / 2 * 1e6 : t[0];
     MPI_Bcast(&best, 1, MPI_DOUBLE, p, MPI_COMM_WORLD);
     return best;
 }
 
-static void measure_links(void)
+static void measure_links(long burst)
 {
     /* node of every rank: the world rank of its node's first rank */
     MPI_Comm node;
@@ -203,15 +214,27 @@ static void measure_links(void)
         if (nodes[r] != nodes[0] && inter < 0) inter = r;
     }
     free(nodes);
-    const int big = 4 << 20;
-    char *buf = calloc(big, 1);
+    enum { NSIZES = 4 };
+    const int bytes[NSIZES] = {4, 64 << 10, 1 << 20, 4 << 20};
+    char *buf = calloc(bytes[NSIZES - 1], 1);
     const int peers[2] = {intra, inter};
     const char *level[2] = {"intra", "inter"};
     for (int l = 0; l < 2; ++l) {
         if (peers[l] < 0) continue;
-        double small = pingpong(0, peers[l], buf, 4), large = pingpong(0, peers[l], buf, big);
-        double beta = (large - small) / (big - 4);
-        if (rank == 0) printf("# alphabeta %s %.3f %.6g\n", level[l], small, beta > 0 ? beta : 0);
+        double t[NSIZES], beta = -1;
+        for (int i = 0; i < NSIZES; ++i) {
+            t[i] = pingpong(0, peers[l], buf, bytes[i], i == 0);
+            if (rank == 0) printf("# pingpong %s %d %.3f\n", level[l], bytes[i], t[i]);
+        }
+        /* the smallest slope between two sizes; on a rate-limited link only
+         * between sizes past the burst, which the bucket lets through at once */
+        for (int i = 0; i < NSIZES; ++i)
+            for (int j = i + 1; j < NSIZES; ++j) {
+                if (l == 1 && burst > 0 && bytes[i] <= burst) continue;
+                const double b = (t[j] - t[i]) / (bytes[j] - bytes[i]);
+                if (b > 0 && (beta < 0 || b < beta)) beta = b;
+            }
+        if (rank == 0) printf("# alphabeta %s %.3f %.6g\n", level[l], t[0], beta > 0 ? beta : 0);
     }
     if (rank == 0) fflush(stdout);
     free(buf);
@@ -226,6 +249,7 @@ int main(int argc, char **argv)
     int want[NCOLL] = {0}, ncolls = 0;
     long minb = 4, maxb = 4 << 20, factor = 4;
     int reps = 7, warmup = 2, fixed_root = -1, raw = 0, links = 0;
+    long burst = 0;
     double per_rep = 0.02;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--coll") && i + 1 < argc) {
@@ -245,6 +269,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--time-per-rep") && i + 1 < argc) per_rep = atof(argv[++i]);
         else if (!strcmp(argv[i], "--raw")) raw = 1;
         else if (!strcmp(argv[i], "--pingpong")) links = 1;
+        else if (!strcmp(argv[i], "--burst") && i + 1 < argc) burst = atol(argv[++i]);
         else if (!strcmp(argv[i], "--root") && i + 1 < argc) {
             ++i;
             fixed_root = strcmp(argv[i], "rotate") ? atoi(argv[i]) : -1;
@@ -253,10 +278,10 @@ int main(int argc, char **argv)
     for (int c = 0; c < NCOLL; ++c) ncolls += want[c];
     if (!ncolls && !links) want[BCAST] = ncolls = 1;
     if (minb < 4 || maxb < minb || factor < 2 || reps < 1 || reps > 1000 || warmup < 0 ||
-        fixed_root >= size)
+        fixed_root >= size || burst < 0)
         goto usage;
 
-    if (links) measure_links();
+    if (links) measure_links(burst);
     /* buffers: a rank's block times the ranks where a collective needs it */
     const int wide = want[ALLGATHER] || want[IALLGATHER] || want[ALLTOALL] || want[REDUCE_SCATTER];
     const size_t bufbytes = ncolls ? (size_t)maxb * (wide ? (size_t)size : 1) : 4;
@@ -297,6 +322,7 @@ int main(int argc, char **argv)
                 t[r] = slowest(MPI_Wtime() - t0) / iters * 1e6;
             }
             if (rank == 0) {
+                if (raw) printf("# iters %s %ld %d\n", names[c], bytes, iters);
                 printf("%s %ld", names[c], bytes);
                 if (raw) {
                     for (int r = 0; r < reps; ++r) printf(" %.3f", t[r]);
@@ -321,7 +347,7 @@ usage:
     if (rank == 0)
         fprintf(stderr, "usage: collx-bench [--coll LIST|all] [--min BYTES] [--max BYTES] "
                         "[--factor F] [--reps N] [--warmup N] [--time-per-rep S] "
-                        "[--root rotate|N] [--raw] [--pingpong]\n"
+                        "[--root rotate|N] [--raw] [--pingpong [--burst BYTES]]\n"
                         "  LIST: comma-separated bcast,reduce,allreduce,allgather,alltoall,"
                         "reduce_scatter,barrier,ibcast,ireduce,iallreduce,iallgather\n");
     MPI_Finalize();
