@@ -3,6 +3,8 @@
 #include <cmath>
 #include <new>
 
+#include <strings.h>
+
 #include "collx/collx.h"
 #include "executor.hpp"
 #include "schedule.hpp"
@@ -48,6 +50,12 @@ const char *collx_tree_name(int kind) {
     collx_tuning_t t{};
     t.tree = kind;
     return collx::tree_kind_name(collx::shape_of(t).kind);
+}
+
+int collx_tree_from_name(const char *name) {
+    for (int k = 0; name != nullptr && k < COLLX_TREE_COUNT; ++k)
+        if (strcasecmp(name, collx_tree_name(k)) == 0) return k;
+    return -1;
 }
 
 size_t collx_lp_segment_bytes(size_t n, int P, double alpha, double beta) {

@@ -44,11 +44,26 @@ const std::vector<const char *> &collective_names() {
 constexpr const char *kTopKeys[] = {"format", "version", "comment", "generated_by", "rules"};
 constexpr const char *kRuleKeys[] = {"collective", "nodes",     "ranks_per_node",
                                      "bytes",      "algorithm", "segment_bytes",
-                                     "low",        "up",        "comment"};
+                                     "low",        "up",        "low_algorithm",
+                                     "up_algorithm", "comment"};
 
 constexpr const char *kFormat = "collx-tuning";
 constexpr int kVersion = 1;
 constexpr std::size_t kMaxDepth = 64;  // a valid file nests 3 deep
+
+// what a level's algorithm may be: the submodule's ("module") or a collx tree
+const std::vector<const char *> &level_algorithms() {
+    static const std::vector<const char *> names = [] {
+        std::vector<const char *> v{"module"};
+        for (int k = 0; k < COLLX_TREE_COUNT; ++k) v.push_back(collx_tree_name(k));
+        return v;
+    }();
+    return names;
+}
+
+bool level_algorithm_known(const std::string &a) {
+    return a == "module" || collx_tree_from_name(a.c_str()) >= 0;
+}
 
 int collective_index(std::string_view name) {
     return collx_coll_from_name(std::string(name).c_str());
@@ -404,6 +419,14 @@ public:
                 r.low = text(x, p, k, false);
             else if (k == "up")
                 r.up = text(x, p, k, false);
+            else if (k == "low_algorithm" || k == "up_algorithm") {
+                std::string a = text(x, p, k, false);
+                if (!level_algorithm_known(a))
+                    fail(p, "unknown " + k + " " + quote(a) + " (known: " +
+                                join(level_algorithms()) + ")" +
+                                suggestion(a, level_algorithms()));
+                (k == "low_algorithm" ? r.low_algorithm : r.up_algorithm) = std::move(a);
+            }
             else if (k == "comment")
                 r.comment = text(x, p, k, true);
             else if (k == "segment_bytes") {
@@ -495,6 +518,11 @@ void Rules::add(Rule rule) {
     for (auto [s, key] : {std::pair{&rule.algorithm, "algorithm"}, std::pair{&rule.low, "low"},
                           std::pair{&rule.up, "up"}})
         if (*s && (*s)->empty()) throw RulesError(ctx + quote(key) + " must be a non-empty string");
+    for (auto [s, key] : {std::pair{&rule.low_algorithm, "low_algorithm"},
+                          std::pair{&rule.up_algorithm, "up_algorithm"}})
+        if (*s && !level_algorithm_known(**s))
+            throw RulesError(ctx + "unknown " + key + " " + quote(**s) + " (known: " +
+                             join(level_algorithms()) + ")");
     if (rule.segment_bytes && *rule.segment_bytes < 0)
         throw RulesError(ctx + "\"segment_bytes\" must be >= 0, got " +
                          std::to_string(*rule.segment_bytes));
@@ -609,6 +637,8 @@ ojson Rules::to_json() const {
         if (r.segment_bytes) j["segment_bytes"] = *r.segment_bytes;
         if (r.low) j["low"] = *r.low;
         if (r.up) j["up"] = *r.up;
+        if (r.low_algorithm) j["low_algorithm"] = *r.low_algorithm;
+        if (r.up_algorithm) j["up_algorithm"] = *r.up_algorithm;
         if (r.comment) j["comment"] = *r.comment;
         list.push_back(std::move(j));
     }
@@ -718,7 +748,7 @@ collx_rules_t *collx_rules_parse(const char *text, const char *name, char *err, 
 
 int collx_rules_lookup(const collx_rules_t *r, const char *collective, long long nodes,
                        long long ranks_per_node, unsigned long long bytes, collx_rule_t *out) {
-    collx_rule_t res{0, -1, 0, nullptr, -1, nullptr, nullptr};
+    collx_rule_t res{0, -1, 0, nullptr, -1, nullptr, nullptr, nullptr, nullptr};
     if (r != nullptr && collective != nullptr) {
         // find() does not allocate or throw
         if (auto i = r->rules.find(collective, nodes, ranks_per_node, bytes)) {
@@ -730,6 +760,8 @@ int collx_rules_lookup(const collx_rules_t *r, const char *collective, long long
             res.segment_bytes = rule.segment_bytes ? *rule.segment_bytes : -1;
             res.low = rule.low ? rule.low->c_str() : nullptr;
             res.up = rule.up ? rule.up->c_str() : nullptr;
+            res.low_algorithm = rule.low_algorithm ? rule.low_algorithm->c_str() : nullptr;
+            res.up_algorithm = rule.up_algorithm ? rule.up_algorithm->c_str() : nullptr;
         }
     }
     if (out != nullptr) *out = res;

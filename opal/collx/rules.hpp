@@ -50,6 +50,9 @@ struct Rule {
     std::optional<std::int64_t> segment_bytes;  // >= 0; 0 = no segmentation
     std::optional<std::string> low;             // intra-node submodule preference
     std::optional<std::string> up;              // inter-node submodule preference
+    // the algorithm of the levels below the leaders / of the leaders' level:
+    // "module" (the submodule's) or a collx tree (collx_tree_name)
+    std::optional<std::string> low_algorithm, up_algorithm;
     std::optional<std::string> comment;
 
     // Where the rule came from (0 for rules built in code): the line of its

@@ -111,6 +111,34 @@ step "hanx with in-order trees on 3 levels, tiny segments (non-commutative ops i
 step "hanx with collx trees on its levels, 7 ranks round-robin on 3 nodes" \
     local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1 $HANX_TREES "$CHECKER" --quick \
     --colls "blocking,$HANX_NB" --seed 5
+# a tuning file's rules name the levels' algorithms (test/mpi/tuning/trees.json),
+# over the MCA parameters' (binomial for both levels here: what a rule that
+# names one level keeps on the other)
+rule_trees() {  # rule_trees LEVELS NP NODE-SIZE [mpirun args]: results right, each rule's trees ran
+    local levels=$1 np=$2 per=$3 out; shift 3
+    out=$(logged local_run 300 "$np" $HANX "$per" "$@" --mca coll_hanx_verbose 10 \
+          --mca coll_hanx_low_algorithm binomial --mca coll_hanx_up_algorithm binomial \
+          --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/trees.json" \
+          "$CHECKER" --quick --colls "bcast,reduce,allreduce,barrier,ibcast,ireduce,iallreduce,overlap" --seed 21)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    low() { [ "$levels" = 3 ] && echo "$1, $1" || echo "$1"; }  # the low algorithm on each level below the leaders
+    local want ok=0
+    for want in "bcast levels (innermost first): $(low pipeline), knomial" \
+                "bcast levels (innermost first): $(low binomial), chain" \
+                "reduce levels (innermost first): $(low binomial), pipeline" \
+                "allreduce levels (innermost first): $(low in_order_binomial), topo" \
+                "barrier levels (innermost first): $(low module), binary"; do
+        echo "$out" | grep -q "coll:hanx: $want\$" || { echo "never ran: $want"; ok=1; }
+    done
+    # the MCA parameters' binomial on every level: a rule ignored
+    echo "$out" | grep -Eq "levels \(innermost first\): binomial(, binomial)+\$" && { echo "a rule was ignored"; ok=1; }
+    return $ok
+}
+step "a tuning file's rules choose the collx trees on hanx's levels (2x2, blocking and non-blocking)" \
+    rule_trees 2 4 2 --mca coll_hanx_socket_level 0
+step "... and on 3 levels, 7 ranks round-robin" \
+    rule_trees 3 7 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_round_robin 1
 # (pipelined: a call of one segment runs lock-step either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
 step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules, 3 levels with collx trees" \

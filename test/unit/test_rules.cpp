@@ -109,7 +109,8 @@ START_TEST(every_field_form) {
         "      \"algorithm\": \"pipelined\", \"segment_bytes\": 65536,\n"                             // 7
         "      \"low\": \"tuned\", \"up\": \"adaptx,^hanx\" },\n"                                     // 8
         "    { \"collective\": \"allreduce\", \"bytes\": [65536, null], \"segment_bytes\": 0 },\n"    // 9
-        "    { \"collective\": \"bcast\", \"nodes\": [1, null], \"ranks_per_node\": [1, 64] }");      // 10
+        "    { \"collective\": \"bcast\", \"nodes\": [1, null], \"ranks_per_node\": [1, 64],\n"     // 10
+        "      \"low_algorithm\": \"module\", \"up_algorithm\": \"Pipeline\" }");                    // 11
     // clang-format on
     Parsed p(text);
     ck_assert_msg(p.r != nullptr, "%s", p.err);
@@ -125,6 +126,8 @@ START_TEST(every_field_form) {
     ck_assert_int_eq(a.segment_bytes, 65536);
     ck_assert_str_eq(a.low ? a.low : "(null)", "tuned");
     ck_assert_str_eq(a.up ? a.up : "(null)", "adaptx,^hanx");
+    ck_assert_ptr_null(a.low_algorithm);
+    ck_assert_ptr_null(a.up_algorithm);
 
     collx_rule_t b = look(p.r, "allreduce", 100, 1, 1 << 20);
     ck_assert_int_eq(b.found, 1);
@@ -139,6 +142,11 @@ START_TEST(every_field_form) {
     ck_assert_int_eq(c.index, 2);
     ck_assert_int_eq(c.line, 10);
     ck_assert_int_eq(c.segment_bytes, -1);
+    // a level's algorithm: "module" or a collx tree, any case, given back as written
+    ck_assert_str_eq(c.low_algorithm ? c.low_algorithm : "(null)", "module");
+    ck_assert_str_eq(c.up_algorithm ? c.up_algorithm : "(null)", "Pipeline");
+    ck_assert_int_eq(collx_tree_from_name(c.up_algorithm), COLLX_TREE_PIPELINE);
+    ck_assert_int_eq(collx_tree_from_name(c.low_algorithm), -1);
     ck_assert_int_eq(look(p.r, "bcast", 2, 65, 0).found, 0);
 
     // allreduce, small message, but 9 nodes: rule 1 fails, rule 2 does not cover small
@@ -368,12 +376,12 @@ START_TEST(rule_errors) {
                  "t.json:6: rule 2: must be an object, got [\"bcast\"]");
     EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"segment_size\": 4}"),
                  "t.json:6: rule 2: unknown key \"segment_size\" (allowed: collective, nodes, "
-                 "ranks_per_node, bytes, algorithm, segment_bytes, low, up, comment); did you mean "
+                 "ranks_per_node, bytes, algorithm, segment_bytes, low, up, low_algorithm, up_algorithm, comment); did you mean "
                  "\"segment_bytes\"?");
     EXPECT_ERROR(
         doc(ok + "    {\"collective\": \"bcast\", \"zzzzzzzz\": 4}"),
         "t.json:6: rule 2: unknown key \"zzzzzzzz\" (allowed: collective, nodes, ranks_per_node, "
-        "bytes, algorithm, segment_bytes, low, up, comment)");
+        "bytes, algorithm, segment_bytes, low, up, low_algorithm, up_algorithm, comment)");
     {
         Parsed p(doc(ok + "    {\"collective\": \"bcast\", \"zzzzzzzz\": 4}"));
         ck_assert_msg(!contains(p.err, "did you mean"), "%s", p.err);
@@ -421,6 +429,14 @@ START_TEST(rule_errors) {
                  "t.json:6: rule 2: \"up\" must be a non-empty string, got \"\"");
     EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"algorithm\": \"\"}"),
                  "t.json:6: rule 2: \"algorithm\" must be a non-empty string, got \"\"");
+    EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"up_algorithm\": \"binomal\"}"),
+                 "t.json:6: rule 2: unknown up_algorithm \"binomal\" (known: module, binomial, "
+                 "in_order_binomial, binary, knomial, chain, pipeline, linear, topo); did you mean "
+                 "\"binomial\"?");
+    EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"low_algorithm\": \"\"}"),
+                 "t.json:6: rule 2: \"low_algorithm\" must be a non-empty string, got \"\"");
+    EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"low_algorithm\": \"adaptx\"}"),
+                 "t.json:6: rule 2: unknown low_algorithm \"adaptx\" (known: module,");
     EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"low\": true}"),
                  "t.json:6: rule 2: \"low\" must be a non-empty string, got true");
     EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"comment\": [\"a\"]}"),
@@ -573,6 +589,8 @@ Rules sample_rules() {
     e.ranks_per_node = RuleRange::between(1, 1);
     e.bytes = RuleRange::between(5, 5);
     e.up = "u";
+    e.low_algorithm = "module";
+    e.up_algorithm = "knomial";
     rs.add(e);
     return rs;
 }
@@ -590,7 +608,8 @@ void same_lookups(const Rules &x, const Rules &y) {
                     if (!i) continue;
                     const Rule &r = x[*i], &s = y[*j];
                     ck_assert(r.algorithm == s.algorithm && r.segment_bytes == s.segment_bytes &&
-                              r.low == s.low && r.up == s.up && r.comment == s.comment);
+                              r.low == s.low && r.up == s.up && r.comment == s.comment &&
+                              r.low_algorithm == s.low_algorithm && r.up_algorithm == s.up_algorithm);
                 }
 }
 
@@ -675,6 +694,15 @@ START_TEST(add_validates) {
         ck_assert_msg(contains(e.what(), "\"low\" must be a non-empty string"), "%s", e.what());
     }
     r.low.reset();
+    r.up_algorithm = "ring";
+    try {
+        rs.add(r);
+        ck_abort_msg("accepted an unknown up_algorithm");
+    } catch (const collx::RulesError &e) {
+        ck_assert_msg(contains(e.what(), "unknown up_algorithm \"ring\" (known: module, binomial"),
+                      "%s", e.what());
+    }
+    r.up_algorithm.reset();
     r.segment_bytes = -2;
     try {
         rs.add(r);

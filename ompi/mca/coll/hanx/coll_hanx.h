@@ -288,6 +288,7 @@ struct hanx_choice {
     const char *algorithm; /* NULL: hierarchical */
     size_t segment_bytes;  /* 0: no segmentation */
     const char *low, *up;  /* submodule preferences; NULL: the MCA parameters' */
+    int low_tree, up_tree; /* the levels' algorithms: -1 the submodule, else a collx tree */
 };
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           hanx_choice_t *out);

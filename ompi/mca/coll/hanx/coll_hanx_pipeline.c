@@ -478,11 +478,11 @@ static int mine(const hanx_view_t *v, int k) { return NULL != v->lvl[k]; }
 
 /* The core's stages of coll for this rank (collx_hier_plan: the one
  * description of the hierarchical bcast, reduce, allreduce and barrier,
- * which the simulator runs too), on p's view with the caller's buffers.
- * *to_free: the accumulator it allocated (the caller frees it after the
+ * which the simulator runs too), on p's view with the caller's buffers and
+ * the choice's algorithms on the levels.  *to_free: the accumulator it allocated (the caller frees it after the
  * call). */
 static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const void *sbuf,
-                 void *rbuf, int root, char **to_free)
+                 void *rbuf, int root, const hanx_choice_t *ch, char **to_free)
 {
     const hanx_view_t *v = p->view;
     const collx_hier_t h = mca_coll_hanx_hier(m, ompi_comm_size(p->comm));
@@ -496,8 +496,7 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
     collx_hier_plan_t plan;
     *to_free = NULL;
     for (int k = 0; k < m->nlevels; ++k)
-        p->tree[k] = k == m->nlevels - 1 ? mca_coll_hanx_component.up_algorithm
-                                         : mca_coll_hanx_component.low_algorithm;
+        p->tree[k] = k == m->nlevels - 1 ? ch->up_tree : ch->low_tree;
 #define LEVEL_ALGO(k) ((k) < m->nlevels ? (p->tree[k] < 0 ? "module" : collx_tree_name(p->tree[k])) : "")
     HANX_LOG(10, "coll:hanx: %s levels (innermost first): %s%s%s%s%s", collx_coll_name(coll),
              LEVEL_ALGO(0), ", ", LEVEL_ALGO(1), m->nlevels > 2 ? ", " : "", LEVEL_ALGO(2));
@@ -556,7 +555,7 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -576,7 +575,7 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
@@ -601,7 +600,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     hanx_pipeline_t p;
     char *to_free;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
-    const int rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -630,7 +629,7 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     char *to_free;
     /* a tag of its own: several may be outstanding on comm */
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
-    const int rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
@@ -671,7 +670,7 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -700,7 +699,7 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
@@ -711,12 +710,13 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
 int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "barrier", 0, NULL)) return m->prev.barrier(comm, m->prev.barrier_module);
+    hanx_choice_t ch;
+    if (!mca_coll_hanx_use(m, comm, "barrier", 0, &ch)) return m->prev.barrier(comm, m->prev.barrier_module);
     HANX_LOG(10, "coll:hanx: barrier on %s", comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, MPI_BYTE, NULL, 1, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &ch, &to_free);
     p.seg_count = 1;
     return run(m, &p, rc, to_free, NULL);
 }
@@ -732,7 +732,7 @@ int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **re
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, MPI_BYTE, NULL, 1, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &ch, &to_free);
     p.seg_count = 1;
     return run(m, &p, rc, to_free, request);
 }

@@ -69,6 +69,8 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     out->algorithm = default_algorithm(collective, bytes);
     out->segment_bytes = collx_hier_segment_bytes(collx_coll_from_name(collective), bytes);
     out->low = out->up = NULL;
+    out->low_tree = mca_coll_hanx_component.low_algorithm;
+    out->up_tree = mca_coll_hanx_component.up_algorithm;
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule))
@@ -77,9 +79,14 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     if (rule.segment_bytes >= 0) out->segment_bytes = (size_t)rule.segment_bytes;
     out->low = rule.low;
     out->up = rule.up;
+    /* (the reader took only "module" or a tree's name) */
+    if (rule.low_algorithm) out->low_tree = collx_tree_from_name(rule.low_algorithm);
+    if (rule.up_algorithm) out->up_tree = collx_tree_from_name(rule.up_algorithm);
     HANX_LOG(20, "coll:hanx: %s of %zu bytes: rule %d (line %d): %s, segments of %zu bytes, "
-                 "low %s, up %s",
+                 "low %s, up %s, levels' algorithms %s, %s",
              collective, bytes, rule.index + 1, rule.line,
              out->algorithm ? out->algorithm : "default", out->segment_bytes,
-             out->low ? out->low : "(default)", out->up ? out->up : "(default)");
+             out->low ? out->low : "(default)", out->up ? out->up : "(default)",
+             out->low_tree < 0 ? "module" : collx_tree_name(out->low_tree),
+             out->up_tree < 0 ? "module" : collx_tree_name(out->up_tree));
 }

@@ -75,6 +75,8 @@ typedef enum collx_tree_kind {
 
 /* Name of a tree kind ("binomial", ...), NULL when out of range. */
 const char *collx_tree_name(int kind);
+/* The tree kind of a name (case-insensitive), -1 when no tree has it. */
+int collx_tree_from_name(const char *name);
 
 /* Per-call knobs, filled by the glue from MCA variables / tuning rules. */
 typedef struct collx_tuning {

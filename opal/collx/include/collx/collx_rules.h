@@ -2,8 +2,8 @@
  * collx tuning rules: the C API over the tuning-file reader of the core.
  *
  * A tuning file (docs/tuning-file.md) maps (collective, communicator shape,
- * message size) to an algorithm, per-level submodule preferences and a
- * segment size.  coll/hanx reads one named by coll_hanx_tuning_file; the
+ * message size) to an algorithm, per-level submodule preferences or collx
+ * trees and a segment size.  coll/hanx reads one named by coll_hanx_tuning_file; the
  * autotuner writes them through the C++ API (rules.hpp).
  *
  * Every function catches all C++ exceptions: failures come back as NULL or a
@@ -34,6 +34,8 @@ typedef struct collx_rule {
     long long segment_bytes; /* -1 when the rule does not say */
     const char *low;         /* NULL when not said */
     const char *up;          /* NULL when not said */
+    const char *low_algorithm; /* "module" or a collx tree name; NULL when not said */
+    const char *up_algorithm;  /* the same for the leaders' level */
 } collx_rule_t;
 
 /* Reads and validates a tuning file.  On any problem the whole file is
