@@ -139,6 +139,10 @@ step "a tuning file's rules choose the collx trees on hanx's levels (2x2, blocki
     rule_trees 2 4 2 --mca coll_hanx_socket_level 0
 step "... and on 3 levels, 7 ranks round-robin" \
     rule_trees 3 7 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_round_robin 1
+step "the front door runs flat collx trees a tuning file names (5 ranks as 2+2+1, blocking and non-blocking)" \
+    flat_trees local_run 300 5 $HANX 2
+step "... and on 3 nodes round-robin (the topo tree on hanx's node map)" \
+    flat_trees local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1
 # (pipelined: a call of one segment runs lock-step either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
 step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules, 3 levels with collx trees" \

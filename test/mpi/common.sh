@@ -64,6 +64,25 @@ logged() {
     return $rc
 }
 
+# the front door's flat collx trees: a rule's "flat:TREE" runs the whole
+# call as one collx tree over all ranks (test/mpi/tuning/flat.json)
+FLAT_COLLS="bcast,reduce,allreduce,ibcast,ireduce,iallreduce,overlap"
+flat_trees() {  # flat_trees RUNNER...: results right, every rule's tree (and the levels) ran
+    local out want ok=0
+    out=$(logged "$@" --mca coll_hanx_verbose 10 \
+          --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/flat.json" \
+          "$CHECKER" --quick --colls "$FLAT_COLLS" --seed 23)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    for want in "bcast .*knomial" "bcast .*pipeline" "ibcast .*knomial" "ibcast .*pipeline" \
+                "reduce .*in_order_binomial" "reduce .*topo" "ireduce .*topo" \
+                "allreduce .*: one collx binomial" "allreduce .*pipeline" "iallreduce .*pipeline"; do
+        echo "$out" | grep -Eq "coll:hanx: $want tree over all ranks" || { echo "never ran: $want"; ok=1; }
+    done
+    echo "$out" | grep -q "coll:hanx: bcast levels (innermost first)" || { echo "no bcast on the levels"; ok=1; }
+    echo "$out" | grep -Eq "coll:hanx: i?(reduce|allreduce) levels" && { echo "a reduction left its flat tree"; ok=1; }
+    return $ok
+}
 # The component really served the calls: with verbose 10 it logs each one.
 served_by() {  # served_by COMPONENT COLLECTIVE runner...
     local comp=$1 coll=$2; shift 2

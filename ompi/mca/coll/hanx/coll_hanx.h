@@ -250,6 +250,13 @@ struct hanx_view *mca_coll_hanx_use_nb(mca_coll_hanx_module_t *m,
                                        struct ompi_communicator_t *comm, const char *collective,
                                        size_t bytes, hanx_choice_t *choice);
 
+/* One bcast, reduce or allreduce as a collx tree over all ranks of c
+ * (coll_hanx_pipeline.c). */
+int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
+                            struct ompi_communicator_t *c, const void *sb, void *rb, size_t n,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                            ompi_request_t **req, int *handled);
+
 /* Memory for `count` elements of dtype; returns the address to use as the
  * buffer (shifted by the true lower bound), *to_free what to free(). */
 char *mca_coll_hanx_temp(struct ompi_datatype_t *dtype, size_t count, char **to_free);
@@ -289,6 +296,7 @@ struct hanx_choice {
     size_t segment_bytes;  /* 0: no segmentation */
     const char *low, *up;  /* submodule preferences; NULL: the MCA parameters' */
     int low_tree, up_tree; /* the levels' algorithms: -1 the submodule, else a collx tree */
+    int flat_tree;         /* "flat:TREE": the whole call as that collx tree; else -1 */
 };
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           hanx_choice_t *out);

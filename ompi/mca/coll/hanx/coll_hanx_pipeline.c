@@ -67,39 +67,42 @@ static const char *shift(const void *base, size_t off)
     return (const char *)base + off;
 }
 
-/* Stage s as a collx tree on c (the core's executor on the PML, as adaptx
- * runs it; the topo tree has no node map there and is binomial): a
- * request the lock-step loop waits for or the schedule watches, or, with
- * req NULL, run to completion.  Each such stage takes a tag of c's
- * non-blocking space: every member starts a communicator's stages in one
- * order.  *handled = 0 when the core does not take the datatype (the
- * level's module runs it then). */
-static int run_tree_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, int tree,
-                          const void *sb, void *rb, int n, struct ompi_communicator_t *c,
-                          ompi_request_t **req, int *handled)
+/* One bcast, reduce or allreduce (coll: COLLX_COLL_*) as a collx tree
+ * over all ranks of c, run by the core's event-driven executor on the PML,
+ * as adaptx runs it: a level's stage, or a whole call the front door sends
+ * to a flat tree.  Radix/chains 4, the core's default segment size for the
+ * tree, at most 8 sends and 8 receives outstanding; node_of (the topo
+ * tree's node leaders, or NULL) as collx_tuning_t says.  Blocking when req
+ * is NULL, else started with its request in *req.  Rank order for
+ * non-commutative ops and a datatype's true lower bound are the core's
+ * business.  *handled = 0 when the core does not take the datatype (zero or
+ * negative extent): the caller runs the call another way.  Each call takes
+ * a tag of c's non-blocking space: every member starts a communicator's
+ * stages and calls in one order. */
+int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
+                            struct ompi_communicator_t *c, const void *sb, void *rb, size_t n,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                            ompi_request_t **req, int *handled)
 {
     collx_transport_t t;
     collx_dtype_t d;
     collx_glue_transport(&t, c);
-    collx_glue_dtype(&d, p->dtype);
+    collx_glue_dtype(&d, dtype);
     *handled = collx_dtype_supported(&d);
     if (!*handled) return OMPI_SUCCESS;
-    const int coll = ST_BCAST == s->kind    ? COLLX_COLL_BCAST
-                     : ST_REDUCE == s->kind ? COLLX_COLL_REDUCE
-                                            : COLLX_COLL_ALLREDUCE;
-    collx_tuning_t tun = {tree, 4, 0, 8, 8, NULL};
-    tun.segment_bytes = collx_tree_segment_bytes(coll, tree, (size_t)n * d.size,
-                                                 ompi_comm_size(c), tun.fanout,
-                                                 COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
+    collx_tuning_t tun = {tree, 4, 0, 8, 8, node_of};
+    tun.segment_bytes = collx_tree_segment_bytes(coll, tree, n * d.size, ompi_comm_size(c),
+                                                 tun.fanout, COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
                                                  COLLX_LP_BETA_PS_DEFAULT * 1e-12);
     const int tag = ompi_coll_base_nbc_reserve_tags(c, 1);
     collx_notify_t nt;
     collx_request_t *r = collx_glue_request_new(&nt);
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
-    const int rc = ST_BCAST == s->kind
-                       ? collx_bcast_start(&t, rb, (size_t)n, &d, s->root, tag, &tun, &nt, &r->op)
-                       : collx_glue_reduce_start(&t, &d, sb, rb, (size_t)n, p->op, s->root,
-                                                 ST_ALLREDUCE == s->kind, tag, &tun, &nt, &r->op);
+    const int rc = COLLX_COLL_BCAST == coll
+                       ? collx_bcast_start(&t, rb, n, &d, root, tag, &tun, &nt, &r->op)
+                       : collx_glue_reduce_start(&t, &d, sb, rb, n, op, root,
+                                                 COLLX_COLL_ALLREDUCE == coll, tag, &tun, &nt,
+                                                 &r->op);
     if (COLLX_OK != rc) {
         collx_glue_request_abandon(r);
         return collx_glue_rc(rc);
@@ -126,8 +129,14 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
                                                             : p->view->lvl[s->level];
     if (s->level >= 0 && s->level < HANX_MAX_LEVELS && p->tree[s->level] >= 0 &&
         (ST_BCAST == s->kind || ST_REDUCE == s->kind || ST_ALLREDUCE == s->kind)) {
+        /* (no node map on a level: topo is binomial there) */
+        const int coll = ST_BCAST == s->kind    ? COLLX_COLL_BCAST
+                         : ST_REDUCE == s->kind ? COLLX_COLL_REDUCE
+                                                : COLLX_COLL_ALLREDUCE;
         int handled;
-        const int rc = run_tree_stage(p, s, p->tree[s->level], sb, rb, n, c, req, &handled);
+        const int rc = mca_coll_hanx_tree_call(coll, p->tree[s->level], NULL, c, sb, rb,
+                                               (size_t)n, p->dtype, p->op, s->root, req,
+                                               &handled);
         if (handled) return rc;
     }
     mca_coll_base_comm_coll_t *cc = c->c_coll;
@@ -415,42 +424,6 @@ int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, 
     return OMPI_SUCCESS;
 }
 
-/* A non-blocking reduction the levels' i-collectives must not run, as one
- * collx tree over all ranks of comm (the core's executor on the PML, as
- * adaptx runs it): Open MPI 4.1.4's libnbc ireduce/iallreduce, which serve
- * the levels and the previous module, corrupt the heap for datatypes with a
- * true lower bound != 0 (see segment_count); the executor shifts its
- * buffers by it.  An order-preserving binomial tree keeps rank order for
- * non-commutative ops.  *handled = 0 when the core does not take the
- * datatype (zero or negative extent): the caller hands it on. */
-static int flat_reduce_nb(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
-                          struct ompi_op_t *op, int root, int all,
-                          struct ompi_communicator_t *comm, ompi_request_t **request,
-                          int *handled)
-{
-    collx_transport_t t;
-    collx_dtype_t d;
-    collx_glue_transport(&t, comm);
-    collx_glue_dtype(&d, dtype);
-    *handled = collx_dtype_supported(&d);
-    if (!*handled) return OMPI_SUCCESS;
-    const collx_tuning_t tun = {COLLX_TREE_BINOMIAL, 2, 64 * 1024, 4, 4, NULL};
-    const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
-    collx_notify_t n;
-    collx_request_t *r = collx_glue_request_new(&n);
-    if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
-    int rc = collx_glue_reduce_start(&t, &d, sbuf, rbuf, (size_t)count, op, root, all, tag, &tun,
-                                     &n, &r->op);
-    if (COLLX_OK != rc) {
-        collx_glue_request_abandon(r);
-        return collx_glue_rc(rc);
-    }
-    HANX_LOG(10, "coll:hanx: i%s count %d on %s: one collx tree over all ranks (datatype with "
-                 "true lower bound != 0)", all ? "allreduce" : "reduce", count, comm->c_name);
-    *request = &r->super.super;
-    return OMPI_SUCCESS;
-}
-
 /* Elements per pipeline segment (count: one segment).
  *
  * Open MPI 4.1.4's libnbc ireduce/iallreduce (what serves the upper levels'
@@ -542,6 +515,44 @@ static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char
     return rc;
 }
 
+/* The front door's flat tree (a tuning rule's "flat:TREE"): the whole
+ * call as one collx tree over comm (the topo tree on hanx's nodes).  1 when
+ * it ran, its status in *rc; 0 when the choice is not flat or the core does
+ * not take the datatype: the call goes on the usual way. */
+static int flat(mca_coll_hanx_module_t *m, const hanx_choice_t *ch, int coll,
+                struct ompi_communicator_t *comm, const void *sb, void *rb, int count,
+                struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                ompi_request_t **req, int *rc)
+{
+    if (ch->flat_tree < 0) return 0;
+    const int *node_of = COLLX_TREE_TOPO == ch->flat_tree ? m->leader[m->nlevels - 2] : NULL;
+    int handled;
+    *rc = mca_coll_hanx_tree_call(coll, ch->flat_tree, node_of, comm, sb, rb, (size_t)count,
+                                  dtype, op, root, req, &handled);
+    HANX_LOG(10, "coll:hanx: %s%s count %d on %s: %s %s tree over all ranks", req ? "i" : "",
+             collx_coll_name(coll), count, comm->c_name,
+             handled ? "one collx" : "datatype the core does not take: hierarchical, not a flat",
+             collx_tree_name(ch->flat_tree));
+    return handled;
+}
+
+/* A non-blocking reduction the levels' i-collectives must not run: Open MPI
+ * 4.1.4's libnbc ireduce/iallreduce, which serve the levels and the
+ * previous module, corrupt the heap for datatypes with a true lower bound
+ * != 0 (see segment_count); one binomial collx tree over all ranks runs it
+ * instead (the executor shifts its buffers by it).  1 when it ran (*rc its
+ * status); 0 for other datatypes, and for those the core does not take,
+ * which the caller hands on. */
+static int unsafe_nb(mca_coll_hanx_module_t *m, int coll, struct ompi_communicator_t *comm,
+                     const void *sb, void *rb, int count, struct ompi_datatype_t *dtype,
+                     struct ompi_op_t *op, int root, ompi_request_t **req, int *rc)
+{
+    if (!mca_coll_hanx_scratch_unsafe(dtype)) return 0;
+    const hanx_choice_t ch = {.flat_tree = COLLX_TREE_BINOMIAL};
+    HANX_LOG(10, "coll:hanx: datatype with true lower bound != 0");
+    return flat(m, &ch, coll, comm, sb, rb, count, dtype, op, root, req, rc);
+}
+
 /* ------------------------------------------------------------- bcast */
 
 int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
@@ -551,11 +562,14 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     hanx_choice_t ch;
     if (!mca_coll_hanx_use(m, comm, "bcast", mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
         return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
+    int rc;
+    if (flat(m, &ch, COLLX_COLL_BCAST, comm, NULL, buf, count, dtype, NULL, root, NULL, &rc))
+        return rc;
     HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s", count, root, comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -571,11 +585,14 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
                                           mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
     if (NULL == v)
         return m->prev.ibcast(buf, count, dtype, root, comm, request, m->prev.ibcast_module);
+    int rc;
+    if (flat(m, &ch, COLLX_COLL_BCAST, comm, NULL, buf, count, dtype, NULL, root, request, &rc))
+        return rc;
     HANX_LOG(10, "coll:hanx: ibcast count %d root %d on %s", count, root, comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
@@ -591,6 +608,9 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     hanx_choice_t ch;
     if (!mca_coll_hanx_use(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
+    int rc;
+    if (flat(m, &ch, COLLX_COLL_REDUCE, comm, sbuf, rbuf, count, dtype, op, root, NULL, &rc))
+        return rc;
     if (!mca_coll_hanx_order_ok(m, op)) {
         if (mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "reduce"))
             return mca_coll_hanx_ordered_reduce(m, sbuf, rbuf, count, dtype, op, root, comm);
@@ -600,7 +620,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     hanx_pipeline_t p;
     char *to_free;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
-    const int rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -612,15 +632,16 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    hanx_view_t *v = NULL;
-    if (mca_coll_hanx_scratch_unsafe(dtype)) {
-        int handled, rc = flat_reduce_nb(sbuf, rbuf, count, dtype, op, root, 0, comm, request,
-                                         &handled);
-        if (handled) return rc;
-    }
+    int rc;
+    if (unsafe_nb(m, COLLX_COLL_REDUCE, comm, sbuf, rbuf, count, dtype, op, root, request, &rc))
+        return rc;
+    hanx_view_t *v =
+        mca_coll_hanx_use_nb(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
+    if (v && flat(m, &ch, COLLX_COLL_REDUCE, comm, sbuf, rbuf, count, dtype, op, root, request,
+                  &rc))
+        return rc;
     /* rank order where the levels keep it */
-    if (mca_coll_hanx_order_ok(m, op) && !mca_coll_hanx_scratch_unsafe(dtype))
-        v = mca_coll_hanx_use_nb(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
+    if (!mca_coll_hanx_order_ok(m, op) || mca_coll_hanx_scratch_unsafe(dtype)) v = NULL;
     if (NULL == v)
         return m->prev.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
                                m->prev.ireduce_module);
@@ -629,7 +650,7 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     char *to_free;
     /* a tag of its own: several may be outstanding on comm */
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
-    const int rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
@@ -645,9 +666,12 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     hanx_choice_t ch;
     const int use = mca_coll_hanx_use(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count),
                                       &ch);
+    int rc;
+    if (use && flat(m, &ch, COLLX_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, 0, NULL, &rc))
+        return rc;
     if (use && !mca_coll_hanx_order_ok(m, op) &&
         mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "allreduce")) {
-        int rc = mca_coll_hanx_ordered_reduce(m, MPI_IN_PLACE == sbuf && 0 != ompi_comm_rank(comm)
+        rc = mca_coll_hanx_ordered_reduce(m, MPI_IN_PLACE == sbuf && 0 != ompi_comm_rank(comm)
                                                      ? rbuf : sbuf,
                                               rbuf, count, dtype, op, 0, comm);
         return OMPI_SUCCESS != rc ? rc : mca_coll_hanx_bcast(rbuf, count, dtype, 0, comm, module);
@@ -658,7 +682,7 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
          * for every datatype: reduce + bcast then */
         if (mca_coll_hanx_scratch_unsafe(dtype)) {
             const int root = 0 == ompi_comm_rank(comm);
-            int rc = m->prev.reduce((MPI_IN_PLACE == sbuf && !root) ? rbuf : sbuf, rbuf, count,
+            rc = m->prev.reduce((MPI_IN_PLACE == sbuf && !root) ? rbuf : sbuf, rbuf, count,
                                     dtype, op, 0, comm, m->prev.reduce_module);
             return OMPI_SUCCESS != rc ? rc
                                       : m->prev.bcast(rbuf, count, dtype, 0, comm,
@@ -670,7 +694,7 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -683,15 +707,15 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    hanx_view_t *v = NULL;
-    if (mca_coll_hanx_scratch_unsafe(dtype)) {
-        int handled, rc = flat_reduce_nb(sbuf, rbuf, count, dtype, op, 0, 1, comm, request,
-                                         &handled);
-        if (handled) return rc;
-    }
-    if (mca_coll_hanx_order_ok(m, op) && !mca_coll_hanx_scratch_unsafe(dtype))
-        v = mca_coll_hanx_use_nb(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count),
-                                 &ch);
+    int rc;
+    if (unsafe_nb(m, COLLX_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, 0, request, &rc))
+        return rc;
+    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, "allreduce",
+                                          mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
+    if (v && flat(m, &ch, COLLX_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, 0, request,
+                  &rc))
+        return rc;
+    if (!mca_coll_hanx_order_ok(m, op) || mca_coll_hanx_scratch_unsafe(dtype)) v = NULL;
     if (NULL == v)
         return m->prev.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                   m->prev.iallreduce_module);
@@ -699,7 +723,7 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &ch, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);

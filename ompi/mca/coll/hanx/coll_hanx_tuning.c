@@ -18,8 +18,18 @@
 #include "opal/util/output.h"
 #include "opal/util/show_help.h"
 
-/* what an "algorithm" may say, for every collective */
-static const char *const algorithms[] = {"hierarchical", "previous"};
+/* What an "algorithm" may say: for every collective "hierarchical" and
+ * "previous"; for bcast, reduce and allreduce also "flat:TREE", the whole
+ * call as one collx tree over all ranks (TREE: collx_tree_name). */
+#define FLAT "flat:"
+static char flat_names[COLLX_TREE_COUNT][32];
+static const char *algorithms[2 + COLLX_TREE_COUNT] = {"hierarchical", "previous"};
+
+static int has_flat(const char *collective)
+{
+    return !strcmp(collective, "bcast") || !strcmp(collective, "reduce") ||
+           !strcmp(collective, "allreduce");
+}
 
 int mca_coll_hanx_tuning_open(void)
 {
@@ -27,9 +37,15 @@ int mca_coll_hanx_tuning_open(void)
     char err[1024];
     c->rules = NULL;
     if (NULL == c->tuning_file || '\0' == c->tuning_file[0]) return OMPI_SUCCESS;
+    for (int k = 0; k < COLLX_TREE_COUNT; ++k) {
+        snprintf(flat_names[k], sizeof(flat_names[k]), FLAT "%s", collx_tree_name(k));
+        algorithms[2 + k] = flat_names[k];
+    }
     collx_rules_t *r = collx_rules_load(c->tuning_file, err, sizeof(err));
     for (const char *const *coll = collx_coll_names(); r && *coll; ++coll)
-        if (collx_rules_check_algorithms(r, *coll, algorithms, 2, err, sizeof(err))) {
+        if (collx_rules_check_algorithms(r, *coll, algorithms,
+                                         has_flat(*coll) ? 2 + COLLX_TREE_COUNT : 2, err,
+                                         sizeof(err))) {
             collx_rules_free(r);
             r = NULL;
         }
@@ -71,11 +87,14 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     out->low = out->up = NULL;
     out->low_tree = mca_coll_hanx_component.low_algorithm;
     out->up_tree = mca_coll_hanx_component.up_algorithm;
+    out->flat_tree = -1;
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule))
         return;
     if (rule.algorithm) out->algorithm = rule.algorithm;
+    if (rule.algorithm && !strncmp(rule.algorithm, FLAT, strlen(FLAT)))
+        out->flat_tree = collx_tree_from_name(rule.algorithm + strlen(FLAT));
     if (rule.segment_bytes >= 0) out->segment_bytes = (size_t)rule.segment_bytes;
     out->low = rule.low;
     out->up = rule.up;
