@@ -139,6 +139,21 @@ step "a tuning file's rules choose the collx trees on hanx's levels (2x2, blocki
     rule_trees 2 4 2 --mca coll_hanx_socket_level 0
 step "... and on 3 levels, 7 ranks round-robin" \
     rule_trees 3 7 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_round_robin 1
+flat_mca() {  # coll_hanx_flat_algorithm topo: every bcast, reduce, allreduce one topo tree
+    local out c ok=0
+    out=$(logged local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1 --mca coll_hanx_verbose 10 \
+          --mca coll_hanx_flat_algorithm topo "$CHECKER" --quick \
+          --colls "bcast,reduce,allreduce,ibcast,ireduce,iallreduce" --seed 29)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    for c in bcast reduce allreduce ibcast ireduce iallreduce; do
+        echo "$out" | grep -q "coll:hanx: $c count .*: one collx topo tree over all ranks" || { echo "no flat $c"; ok=1; }
+    done
+    echo "$out" | grep -q "levels (innermost first)" && { echo "a call ran on the levels"; ok=1; }
+    return $ok
+}
+step "coll_hanx_flat_algorithm: every bcast, reduce, allreduce one collx tree (topo, 3 nodes round-robin)" \
+    flat_mca
 step "the front door runs flat collx trees a tuning file names (5 ranks as 2+2+1, blocking and non-blocking)" \
     flat_trees local_run 300 5 $HANX 2
 step "... and on 3 nodes round-robin (the topo tree on hanx's node map)" \

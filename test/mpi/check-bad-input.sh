@@ -76,6 +76,10 @@ for which in low up; do
             one_bad coll_hanx_${which}_algorithm "$v" $HANX
     done
 done
+for v in nosuch "" NONE_; do
+    step "hanx: flat_algorithm='$v' is reported, no flat tree, results right" \
+        one_bad coll_hanx_flat_algorithm "$v" $HANX
+done
 for which in low up; do
     for v in hanx "" "^tuned" "adaptx,hanx"; do
         step "hanx: ${which}_preference='$v' (would recurse) is rewritten to exclude hanx, reported" \

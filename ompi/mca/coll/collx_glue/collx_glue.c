@@ -563,9 +563,17 @@ static const char *choice_name(int k, const char *extra)
     return k < 0 ? extra : collx_tree_name(k);
 }
 
+int collx_glue_tree_choice(const char *text, const char *extra)
+{
+    if (NULL == text) return -2;
+    for (int k = extra ? -1 : 0; k < COLLX_TREE_COUNT; ++k)
+        if (0 == strcasecmp(text, choice_name(k, extra))) return k;
+    return -2;
+}
+
 static int register_choice(const mca_base_component_t *comp, const char *name, const char *help,
                            int deflt, mca_base_var_info_lvl_t level, int *storage,
-                           const char *extra)
+                           const char *extra, char *const **text)
 {
     /* The variable's storage must outlive the registration: keep one slot
      * per registration (a handful per component). */
@@ -573,8 +581,10 @@ static int register_choice(const mca_base_component_t *comp, const char *name, c
     static int nvalues = 0;
     char **slot = nvalues < 32 ? &values[nvalues++] : &values[31];
     *slot = (char *)choice_name(deflt, extra);
-    int idx = mca_base_component_var_register(comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0,
-                                              0, level, MCA_BASE_VAR_SCOPE_READONLY, slot);
+    if (text) *text = slot;
+    int idx = mca_base_component_var_register(
+        comp, name, help, MCA_BASE_VAR_TYPE_STRING, NULL, 0, text ? MCA_BASE_VAR_FLAG_SETTABLE : 0,
+        level, text ? MCA_BASE_VAR_SCOPE_ALL_EQ : MCA_BASE_VAR_SCOPE_READONLY, slot);
     *storage = deflt;
     if ((NULL == *slot || '\0' == (*slot)[0]) && NULL != user_text(comp, name)) {
         /* set, but to nothing: the MCA base leaves no value */
@@ -583,14 +593,11 @@ static int register_choice(const mca_base_component_t *comp, const char *name, c
                     comp->mca_type_name, comp->mca_component_name, name,
                     choice_name(deflt, extra));
     } else if (NULL != *slot) {
-        int k, found = 0;
-        for (k = extra ? -1 : 0; k < COLLX_TREE_COUNT; ++k) {
-            if (0 == strcasecmp(*slot, choice_name(k, extra))) {
-                *storage = k;
-                found = 1;
-            }
-        }
-        if (!found) {
+        int k;
+        const int choice = collx_glue_tree_choice(*slot, extra);
+        if (choice >= -1) {
+            *storage = choice;
+        } else {
             char options[256] = "";
             for (k = extra ? -1 : 0; k < COLLX_TREE_COUNT; ++k) {
                 strncat(options, options[0] ? ", " : "", sizeof(options) - strlen(options) - 1);
@@ -610,14 +617,22 @@ static int register_choice(const mca_base_component_t *comp, const char *name, c
 int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
                              int deflt, mca_base_var_info_lvl_t level, int *storage)
 {
-    return register_choice(comp, name, help, deflt, level, storage, NULL);
+    return register_choice(comp, name, help, deflt, level, storage, NULL, NULL);
 }
 
 int collx_glue_register_tree_or(const mca_base_component_t *comp, const char *name,
                                 const char *help, const char *extra, int deflt,
                                 mca_base_var_info_lvl_t level, int *storage)
 {
-    return register_choice(comp, name, help, deflt, level, storage, extra);
+    return register_choice(comp, name, help, deflt, level, storage, extra, NULL);
+}
+
+int collx_glue_register_tree_setting(const mca_base_component_t *comp, const char *name,
+                                     const char *help, const char *extra, int deflt,
+                                     mca_base_var_info_lvl_t level, int *storage,
+                                     char *const **text)
+{
+    return register_choice(comp, name, help, deflt, level, storage, extra, text);
 }
 
 /* Whether the ompi_comm_coll_preference list `v` excludes `self`: a token

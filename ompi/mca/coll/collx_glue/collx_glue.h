@@ -213,6 +213,19 @@ int collx_glue_register_tree_or(const mca_base_component_t *comp, const char *na
                                 const char *help, const char *extra, int deflt,
                                 mca_base_var_info_lvl_t level, int *storage);
 
+/* The same, settable through MPI_T (scope: the same on every rank): *text
+ * receives the address of the variable's current text, which the
+ * component reads again where it uses the choice (collx_glue_tree_choice);
+ * *storage, the value given at start-up. */
+int collx_glue_register_tree_setting(const mca_base_component_t *comp, const char *name,
+                                     const char *help, const char *extra, int deflt,
+                                     mca_base_var_info_lvl_t level, int *storage,
+                                     char *const **text);
+
+/* What `text` names: a tree kind, -1 for `extra` (case-insensitive), -2
+ * for anything else. */
+int collx_glue_tree_choice(const char *text, const char *extra);
+
 /* Register a string MCA variable holding an ompi_comm_coll_preference list
  * for the component's own sub-communicators ("a,b,^c": a and b preferred,
  * c excluded).  A list that prefers the component or does not exclude it

@@ -52,6 +52,8 @@ typedef struct mca_coll_hanx_component_t {
     int low_algorithm;     /* levels below the leaders: -1 module, else a collx tree */
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     int up_algorithm;      /* the leaders' level: -1 module, else a collx tree */
+    int flat_algorithm;    /* bcast/reduce/allreduce as one collx tree: -1 none, else the tree */
+    char *const *flat_text; /* its current text (settable: read when a hierarchy is built) */
     int bcast_segment_size;     /* bytes; 0: tuning file / built-in default */
     int reduce_segment_size;
     int allreduce_segment_size;
@@ -122,6 +124,7 @@ typedef struct mca_coll_hanx_module_t {
     int my_node;
     int max_node_size;
     int blocks;        /* every group of every level holds contiguous ranks */
+    int flat_default;  /* coll_hanx_flat_algorithm when the hierarchy was built: -1 none */
     /* non-blocking calls: the channels' lock, and how many registrations
      * (call x channel) still have steps to start; a blocking call waits for
      * 0 before it uses the sub-communicators */

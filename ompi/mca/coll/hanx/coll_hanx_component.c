@@ -114,6 +114,13 @@ static int hanx_register(void)
         "Algorithm of the leaders' level (across nodes), as low_algorithm: module (the "
         "sub-communicator's Open MPI module, up_preference) or a collx tree",
         "module", -1, OPAL_INFO_LVL_5, &c->up_algorithm);
+    collx_glue_register_tree_setting(v, "flat_algorithm",
+        "none, or a collx tree that runs every bcast, reduce and allreduce (blocking and not) "
+        "of a communicator as one flat tree over all its ranks, where no tuning rule says "
+        "otherwise: binomial, in_order_binomial, binary, knomial, chain, pipeline (linear "
+        "pipelining), linear, topo (on hanx's node map).  Read when a communicator's hierarchy "
+        "is built; settable through MPI_T (collx-tune measures the flat trees so)",
+        "none", -1, OPAL_INFO_LVL_5, &c->flat_algorithm, &c->flat_text);
     collx_glue_report_params(v);
     return OMPI_SUCCESS;
 }

@@ -112,6 +112,7 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
     memset(&m->prev, 0, sizeof(m->prev));
     m->hier_state = HIER_UNBUILT;
     m->nlevels = 0;
+    m->flat_default = -1;
     for (int k = 0; k < HANX_MAX_LEVELS; ++k) m->leader[k] = m->rank_in[k] = NULL;
     memset(m->view, 0, sizeof(m->view));
     m->nviews = m->views_full_said = 0;
@@ -340,6 +341,12 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     char low[512], up[512]; /* (an MPI_T write skips the registration's check) */
     level_preference(c->low_preference, low, sizeof(low));
     level_preference(c->up_preference, up, sizeof(up));
+    m->flat_default = collx_glue_tree_choice(*c->flat_text, "none");
+    if (m->flat_default < -1) {
+        HANX_LOG(1, "coll:hanx: %s: coll_hanx_flat_algorithm \"%s\" names no collx tree: none",
+                 comm->c_name, *c->flat_text);
+        m->flat_default = -1;
+    }
     m->hier_state = HIER_BUILDING;
     memset(v, 0, sizeof(*v));
     m->nviews = 1; /* (freed with the others if anything fails) */

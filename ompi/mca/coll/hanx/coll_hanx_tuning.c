@@ -87,14 +87,17 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     out->low = out->up = NULL;
     out->low_tree = mca_coll_hanx_component.low_algorithm;
     out->up_tree = mca_coll_hanx_component.up_algorithm;
-    out->flat_tree = -1;
+    out->flat_tree = has_flat(collective) ? m->flat_default : -1;
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule))
         return;
-    if (rule.algorithm) out->algorithm = rule.algorithm;
-    if (rule.algorithm && !strncmp(rule.algorithm, FLAT, strlen(FLAT)))
-        out->flat_tree = collx_tree_from_name(rule.algorithm + strlen(FLAT));
+    if (rule.algorithm) {  /* the rule's algorithm decides, flat or not */
+        out->algorithm = rule.algorithm;
+        out->flat_tree = strncmp(rule.algorithm, FLAT, strlen(FLAT))
+                             ? -1
+                             : collx_tree_from_name(rule.algorithm + strlen(FLAT));
+    }
     if (rule.segment_bytes >= 0) out->segment_bytes = (size_t)rule.segment_bytes;
     out->low = rule.low;
     out->up = rule.up;
