@@ -21,6 +21,20 @@ tune_small() {
         grep -q '"format": "collx-tuning"' "$work/t.json" && grep -q "^allreduce " "$work/tune.out"
 }
 step "collx-tune writes a tuning file and its model (2 synthetic nodes x 2)" tune_small
+# the front door's flat collx trees are measured too (default pipeline,
+# knomial, topo): a curve of each for every collective in the model
+flat_curves() {
+    python3 - "$work/t.model.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["flat_trees"] == ["pipeline", "knomial", "topo"], m["flat_trees"]
+for name, c in m["collectives"].items():
+    for t in m["flat_trees"]:
+        assert len(c["flat"][t]) >= 5, (name, t, c["flat"].get(t))
+print("flat curves of", ", ".join(m["flat_trees"]), "for", ", ".join(m["collectives"]))
+PY
+}
+step "collx-tune measures the front door's flat collx trees (their curves in the model)" flat_curves
 
 # every rule names a configuration hanx knows, for this shape, and the
 # ranges cover every size from 0 on
@@ -29,7 +43,10 @@ rules_cover() {
         for b in 0 4 1000 65536 262144 1048576 67108864; do
             "$TUNE" --explain "$work/t.json" --coll $coll --bytes $b > "$work/ex.out" 2>&1 || return 1
             grep -q "^  rule [0-9]* (line [0-9]*) of" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
-            grep -qE "hanx runs: (the previous module|the levels)" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
+            grep -qE "hanx runs: (the previous module|the levels|one collx [a-z_]+ tree over all ranks)" "$work/ex.out" ||
+                { cat "$work/ex.out"; return 1; }
+            # the flat trees are among the configurations predicted
+            grep -qE "^    flat:pipeline +[0-9.]+" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
             grep -q "<- best predicted" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
         done
     done
@@ -56,7 +73,8 @@ validate_small() {
         --clock estimate --plot "$work/p" > "$work/v.out" 2>&1 || { tail "$work/v.out"; return 1; }
     grep -q "the file's choice within 5% of the best measured: [0-9]* of 9 points" "$work/v.out" &&
         grep -q "prediction error, all configurations: median" "$work/v.out" &&
-        grep -q "tuning time (tasks)" "$work/v.out" && [ -s "$work/p-bcast.dat" ] && [ -s "$work/p-allreduce.gp" ]
+        grep -q "tuning time (tasks)" "$work/v.out" && [ -s "$work/p-bcast.dat" ] && [ -s "$work/p-allreduce.gp" ] &&
+        grep -q "^# flat:pipeline" "$work/p-bcast.dat"  # the flat trees measured too
 }
 step "collx-tune --validate (estimated clock offsets): 3 sizes per collective, every configuration, report and plot data" validate_small
 

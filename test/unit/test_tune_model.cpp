@@ -314,6 +314,52 @@ START_TEST(submodule_choices_become_rules) {
 }
 END_TEST
 
+START_TEST(flat_trees_become_rules) {
+    const int lp = flat_tree("pipeline"), topo = flat_tree("Topo");
+    ck_assert_int_ge(lp, 0);
+    ck_assert_int_ge(topo, 0);
+    ck_assert_int_eq(flat_tree("ring"), -1);
+    auto v = configs_for(100000, {65536}, {Submodules{}}, {lp, topo});
+    ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, flat:topo, hier, hier/64K
+    ck_assert(v[1].label() == "flat:pipeline" && v[2].label() == "flat:topo");
+    ck_assert(v[1].at(10) == v[1]);  // a flat tree has no segments to fold
+    ck_assert(!(v[1] == v[2]) && !(v[1] == v[3]));
+    Model m = sample_model();
+    m.flats = {lp, topo};
+    for (Coll c : all_colls()) {  // LP: a third of the best other from 1 MiB, slow below
+        for (std::uint64_t x = 4; x <= (64u << 20); x <<= 2) {
+            const double best = m.best(c, x)->second;
+            m.colls[c].flat[lp].set(x, x >= (1u << 20) ? best / 3 : best * 3);
+            m.colls[c].flat[topo].set(x, best * 2);  // never the best
+        }
+    }
+    collx::Rules back = collx::Rules::parse(m.rules().to_string(), "generated");
+    for (Coll coll : all_colls()) {
+        const collx::Rule *big = back.lookup(name(coll), 4, 2, 4u << 20);
+        ck_assert(big && big->algorithm && *big->algorithm == "flat:pipeline" && !big->segment_bytes);
+        ck_assert(*config_of(*big) == (Config{false, 0, {}, lp}));
+        const collx::Rule *small = back.lookup(name(coll), 4, 2, 4096);
+        ck_assert(small && small->algorithm && small->algorithm->rfind("flat:", 0) != 0);
+        for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1)
+            ck_assert(m.best(coll, x)->first.flat != topo);
+    }
+    collx::Rule r;
+    r.algorithm = "flat:nosuch";
+    ck_assert(!config_of(r).has_value());
+    Model b = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
+    ck_assert(b.flats == m.flats);
+    for (Coll coll : all_colls())
+        for (const Config &c : configs_for(1u << 20, m.segments, m.submodules, m.flats))
+            ck_assert(near(*m.colls[coll].predict(coll, c, 1u << 20), *b.colls[coll].predict(coll, c, 1u << 20)));
+    // a model of version 3 (no flat trees) still reads
+    auto j = nlohmann::json::parse(sample_model().to_json().dump());
+    j["version"] = 3;
+    j.erase("flat_trees");
+    for (auto &[name, o] : j["collectives"].items()) o.erase("flat");
+    ck_assert(Model::from_json(j).flats.empty());
+}
+END_TEST
+
 int main() {
     Suite *s = suite_create("tune_model");
     TCase *t = tcase_create("model");
@@ -328,6 +374,7 @@ int main() {
     tcase_add_test(t, model_file_round_trip);
     tcase_add_test(t, incomplete_model_rules_stop_at_measured_sizes);
     tcase_add_test(t, submodule_choices_become_rules);
+    tcase_add_test(t, flat_trees_become_rules);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

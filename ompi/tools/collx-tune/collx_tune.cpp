@@ -56,6 +56,8 @@ struct Options {
     std::vector<std::uint64_t> segments{16u << 10, 32u << 10, 64u << 10, 128u << 10,
                                         256u << 10, 512u << 10, 1u << 20};
     std::vector<std::string> low{""}, up{""};  // submodule candidates, "" = the MCA parameters'
+    // the front door's flat collx trees measured (collx_tree_kind_t)
+    std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO};
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
     double point_time = 0.01;  // seconds per point (windows fill it)
@@ -92,6 +94,8 @@ struct Options {
         "  --low PREF          also try these modules on the intra-node levels (an\n"
         "                      ompi_comm_coll_preference value, e.g. adaptx; repeatable)\n"
         "  --up PREF           the same for the node leaders' level (e.g. --up adaptx)\n"
+        "  --flat LIST         flat collx trees hanx may run a whole call as (\"flat:TREE\"\n"
+        "                      rules): tree names, all or none (default pipeline,knomial,topo)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
         "  --windows N         timed windows per point, at least (default 9); the median\n"
@@ -147,6 +151,17 @@ Options parse(int argc, char **argv) {
             o.segments.clear();
             for (auto &s : split_list(need(i))) o.segments.push_back(parse_bytes(s));
             std::sort(o.segments.begin(), o.segments.end());
+        } else if (a == "--flat") {
+            const std::string v = need(i);
+            o.flat.clear();
+            if (v == "all")
+                for (int k = 0; k < COLLX_TREE_COUNT; ++k) o.flat.push_back(k);
+            else if (v != "none")
+                for (auto &t : split_list(v)) {
+                    const int k = flat_tree(t);
+                    if (k < 0) throw std::runtime_error("--flat: no collx tree \"" + t + "\"");
+                    if (std::find(o.flat.begin(), o.flat.end(), k) == o.flat.end()) o.flat.push_back(k);
+                }
         } else if (a == "--low") o.low.push_back(need(i));
         else if (a == "--up") o.up.push_back(need(i));
         else if (a == "--budget") o.budget = std::stod(need(i));
@@ -242,12 +257,14 @@ int explain(const Options &o) {
                         r.bytes->max ? std::to_string(*r.bytes->max).c_str() : "");
         std::printf("\n  hanx runs: %s%s\n", !chosen ? "its default (the rule names no algorithm hanx knows)"
                                        : chosen->previous ? "the previous module (tuned, ...) on the whole communicator"
+                                       : chosen->flat >= 0 ? ("one collx " + std::string(collx_tree_name(chosen->flat)) +
+                                                              " tree over all ranks").c_str()
                                        : chosen->at(o.bytes).segment == 0
                                            ? "the levels one after the other, unsegmented"
                                            : ("the levels pipelined in " +
                                               std::to_string((o.bytes + chosen->segment - 1) / chosen->segment) +
                                               " segments of " + bytes_label(chosen->segment)).c_str(),
-                    chosen && !chosen->previous && !(chosen->sub == Submodules{})
+                    chosen && !chosen->previous && chosen->flat < 0 && !(chosen->sub == Submodules{})
                         ? (", the levels' modules:" + chosen->sub.label()).c_str() : "");
         if (r.comment) std::printf("  rule comment: %s\n", r.comment->c_str());
     }
@@ -265,7 +282,7 @@ int explain(const Options &o) {
     if (cm == model->colls.end()) return 0;
     std::printf("  predicted by the model (us):\n");
     auto b = model->best(*coll, o.bytes);
-    for (const Config &c : configs_for(o.bytes, model->segments, model->submodules)) {
+    for (const Config &c : configs_for(o.bytes, model->segments, model->submodules, model->flats)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
         std::string how;  // a pipeline's parts at its largest measured length
         const auto h = cm->second.hier.find(c.sub);
@@ -552,6 +569,23 @@ class Job {
         return sub == Submodules{} ? hanx : with.at(sub);
     }
 
+    // hanx on communicators that run every bcast, reduce and allreduce as
+    // one flat collx tree: made while coll_hanx_flat_algorithm says so
+    // (hanx reads it when it builds a communicator's hierarchy).
+    std::map<int, MPI_Comm> flat;
+    void make_flat_comms(const std::vector<int> &trees) {
+        const char *var = "coll_hanx_flat_algorithm";
+        for (int f : trees) {
+            if (flat.count(f)) continue;
+            const std::string keep = cvar_string(var);
+            cvar_write_string(var, collx_tree_name(f));
+            MPI_Comm d = with_preference(MPI_COMM_WORLD, "hanx");
+            MPI_Barrier(d);  // hanx builds its hierarchy now
+            cvar_write_string(var, keep);
+            flat[f] = d;
+        }
+    }
+
     ~Job() {
         for (auto &c : seg)
             if (c.ok) {
@@ -714,8 +748,9 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 // its segment size for `coll` set (0: unsegmented).  Tuning and
 // validation measure through this alone.
 double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
-    if (!c.previous) J.set_segment(coll, c.segment);
-    return J.latency(whole(coll, c.previous ? J.prev : J.hanx_with(c.sub), B), o.windows, o.point_time);
+    if (!c.previous && c.flat < 0) J.set_segment(coll, c.segment);
+    const MPI_Comm comm = c.previous ? J.prev : c.flat >= 0 ? J.flat.at(c.flat) : J.hanx_with(c.sub);
+    return J.latency(whole(coll, comm, B), o.windows, o.point_time);
 }
 
 // ------------------------------------------------------------------- tune
@@ -735,7 +770,9 @@ int tune(Job &J, const Options &o) {
     for (std::uint64_t x = 4; x <= std::min(o.max, o.measure_max); x *= x < 64 ? 16 : x < 1024 ? 4 : 2)
         if (x >= o.min / 16) wsizes.push_back(x);
     m.submodules = submodule_choices(o);
+    m.flats = o.flat;
     J.make_submodule_comms(m.submodules);
+    J.make_flat_comms(m.flats);
     const double t0 = MPI_Wtime();
     J.warm_up();
     bool stopped = false;
@@ -754,6 +791,10 @@ int tune(Job &J, const Options &o) {
             cm.previous.set(x, measure(J, o, coll, Config{true, 0, {}}, B));
             std::string line = step() + name(coll) + " " + bytes_label(x) + ": previous " +
                                fmt_us(cm.previous.at(x)) + " us";
+            for (int f : m.flats) {
+                cm.flat[f].set(x, measure(J, o, coll, Config{false, 0, {}, f}, B));
+                line += ", " + flat_label(f) + " " + fmt_us(cm.flat[f].at(x)) + " us";
+            }
             for (const Submodules &sub : m.submodules) {
                 cm.hier[sub].whole.set(x, measure(J, o, coll, Config{false, 0, sub}, B));
                 line += ", hier" + sub.label() + " " + fmt_us(cm.hier[sub].whole.at(x)) + " us";
@@ -882,10 +923,18 @@ int validate(Job &J, const Options &o) {
     const auto segments = model ? model->segments : o.segments;
     // the model's submodule choices, and any other a rule of the file names
     auto subs = model ? model->submodules : submodule_choices(o);
-    for (std::size_t i = 0; i < rules.size(); ++i)
-        if (auto c = config_of(rules[i]); c && !c->previous && std::find(subs.begin(), subs.end(), c->sub) == subs.end())
+    auto flats = model ? model->flats : o.flat;
+    for (std::size_t i = 0; i < rules.size(); ++i) {
+        auto c = config_of(rules[i]);
+        if (!c || c->previous) continue;
+        if (c->flat >= 0) {
+            if (std::find(flats.begin(), flats.end(), c->flat) == flats.end()) flats.push_back(c->flat);
+        } else if (std::find(subs.begin(), subs.end(), c->sub) == subs.end()) {
             subs.push_back(c->sub);
+        }
+    }
     J.make_submodule_comms(subs);
+    J.make_flat_comms(flats);
     std::vector<std::uint64_t> sample = grid;
     if (o.sample != "all") {
         const std::size_t n = std::min<std::size_t>(std::stoul(o.sample), grid.size());
@@ -913,7 +962,7 @@ int validate(Job &J, const Options &o) {
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
             // every configuration, measured as the tuning measures
-            for (const Config &c : configs_for(x, segments, subs)) {
+            for (const Config &c : configs_for(x, segments, subs, flats)) {
                 t[c.label()] = measure(J, o, coll, c, B);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
@@ -927,7 +976,8 @@ int validate(Job &J, const Options &o) {
             auto chosen = r ? config_of(*r) : std::nullopt;
             ++points;
             if (chosen) chosen = chosen->at(x);
-            if (chosen && !t.count(chosen->label())) chosen = Config{false, 0, chosen->sub};  // a segment not measured
+            if (chosen && !t.count(chosen->label()) && chosen->flat < 0)
+                chosen = Config{false, 0, chosen->sub};  // a segment not measured
             std::string pred_err = "n/a";
             if (model && chosen) {
                 auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, *chosen, x) : std::nullopt;
@@ -951,7 +1001,7 @@ int validate(Job &J, const Options &o) {
                             fmt_us(best_t).c_str(), chosen ? t[chosen->label()] / best_t : 0.0, pred_err.c_str());
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
-            std::vector<Config> all = configs_for(~0ULL, segments, subs);
+            std::vector<Config> all = configs_for(~0ULL, segments, subs, flats);
             write_plot(o.plot, coll, sample, all, pm, winners);
         }
     }

@@ -1,6 +1,8 @@
 // The task cost model of collx-tune; see model.hpp and docs/collx-tune.md.
 #include "model.hpp"
 
+#include "collx/collx.h"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -100,14 +102,24 @@ std::string Submodules::label() const {
     return s;
 }
 
+std::string flat_label(int tree) {
+    const char *n = collx_tree_name(tree);
+    return std::string("flat:") + (n ? n : "?");
+}
+
+int flat_tree(const std::string &name) { return collx_tree_from_name(name.c_str()); }
+
 std::string Config::label() const {
     if (previous) return "previous";
+    if (flat >= 0) return flat_label(flat);
     return (segment ? "hier/" + bytes_label(segment) : "hier") + sub.label();
 }
 
 std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
-                                const std::vector<Submodules> &subs) {
+                                const std::vector<Submodules> &subs,
+                                const std::vector<int> &flats) {
     std::vector<Config> v{{true, 0, {}}};
+    for (int f : flats) v.push_back({false, 0, {}, f});
     for (const Submodules &sub : subs) {
         v.push_back({false, 0, sub});
         for (std::uint64_t s : segments)
@@ -180,6 +192,11 @@ std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t by
         if (previous.empty()) return std::nullopt;
         return previous.at(bytes);
     }
+    if (c.flat >= 0) {
+        auto f = flat.find(c.flat);
+        if (f == flat.end() || f->second.empty()) return std::nullopt;
+        return f->second.at(bytes);
+    }
     auto h = hier.find(c.sub);
     if (h == hier.end()) return std::nullopt;
     if (c.at(bytes).segment == 0) {  // one segment: unsegmented
@@ -197,7 +214,7 @@ std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t by
     auto it = colls.find(coll);
     if (it == colls.end()) return std::nullopt;
     std::optional<std::pair<Config, double>> b;
-    for (const Config &c : configs_for(bytes, segments, submodules)) {
+    for (const Config &c : configs_for(bytes, segments, submodules, flats)) {
         auto t = it->second.predict(coll, c, bytes);
         if (t && (!b || *t < b->second)) b = std::make_pair(c, *t);
     }
@@ -249,8 +266,8 @@ Rules Model::rules() const {
             rule.ranks_per_node = RuleRange::exactly(std::uint64_t(ranks_per_node));
             rule.bytes = i + 1 == runs.size() && cap == ~0ULL ? RuleRange::at_least(x.lo)
                                               : RuleRange::between(x.lo, x.hi);
-            rule.algorithm = x.c.previous ? "previous" : "hierarchical";
-            if (!x.c.previous) rule.segment_bytes = std::int64_t(x.c.segment);
+            rule.algorithm = x.c.previous ? "previous" : x.c.flat >= 0 ? flat_label(x.c.flat) : "hierarchical";
+            if (!x.c.previous && x.c.flat < 0) rule.segment_bytes = std::int64_t(x.c.segment);
             if (!x.c.sub.low.empty()) rule.low = x.c.sub.low;
             if (!x.c.sub.up.empty()) rule.up = x.c.sub.up;
             rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
@@ -263,6 +280,11 @@ Rules Model::rules() const {
 std::optional<Config> config_of(const Rule &r) {
     if (!r.algorithm) return std::nullopt;
     if (*r.algorithm == "previous") return Config{true, 0, {}};
+    if (r.algorithm->rfind("flat:", 0) == 0) {
+        const int f = flat_tree(r.algorithm->substr(5));
+        if (f < 0) return std::nullopt;
+        return Config{false, 0, {}, f};
+    }
     if (*r.algorithm == "hierarchical")
         return Config{false, r.segment_bytes ? std::uint64_t(std::max<std::int64_t>(*r.segment_bytes, 0)) : 0,
                       {r.low.value_or(""), r.up.value_or("")}};
@@ -286,7 +308,7 @@ static Curve curve_from(const nlohmann::json &a) {
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 3;
+    j["version"] = 4;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -297,6 +319,8 @@ nlohmann::ordered_json Model::to_json() const {
     j["segments"] = segments;
     j["submodules"] = nlohmann::ordered_json::array();
     for (const Submodules &sub : submodules) j["submodules"].push_back({{"low", sub.low}, {"up", sub.up}});
+    j["flat_trees"] = nlohmann::ordered_json::array();
+    for (int f : flats) j["flat_trees"].push_back(collx_tree_name(f));
     auto &cj = j["collectives"];
     cj = nlohmann::ordered_json::object();
     for (auto &[coll, m] : colls) {
@@ -305,6 +329,8 @@ nlohmann::ordered_json Model::to_json() const {
         for (Level l : stages(coll)) st.push_back(name(l));
         o["stages"] = st;
         o["previous"] = curve_json(m.previous);
+        o["flat"] = nlohmann::ordered_json::object();
+        for (auto &[f, c] : m.flat) o["flat"][collx_tree_name(f)] = curve_json(c);
         o["hier"] = nlohmann::ordered_json::array();
         for (auto &[sub, h] : m.hier) {
             nlohmann::ordered_json hj;
@@ -327,9 +353,11 @@ nlohmann::ordered_json Model::to_json() const {
 }
 
 Model Model::from_json(const nlohmann::json &j) {
-    if (j.value("format", "") != "collx-tune-model" || j.value("version", 0) != 3)
-        throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3; "
-                                 "run collx-tune again)");
+    // version 3: the same without flat trees
+    const int version = j.value("version", 0);
+    if (j.value("format", "") != "collx-tune-model" || (version != 3 && version != 4))
+        throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3 "
+                                 "or 4; run collx-tune again)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();
@@ -341,11 +369,20 @@ Model Model::from_json(const nlohmann::json &j) {
     m.segments = j.at("segments").get<std::vector<std::uint64_t>>();
     m.submodules.clear();
     for (const auto &x : j.at("submodules")) m.submodules.push_back({x.at("low").get<std::string>(), x.at("up").get<std::string>()});
+    const auto tree_of = [](const std::string &n) {
+        const int f = flat_tree(n);
+        if (f < 0) throw std::runtime_error("unknown flat tree \"" + n + "\"");
+        return f;
+    };
+    if (j.contains("flat_trees"))
+        for (const auto &x : j.at("flat_trees")) m.flats.push_back(tree_of(x.get<std::string>()));
     for (auto &[cname, o] : j.at("collectives").items()) {
         auto coll = coll_from_name(cname);
         if (!coll) throw std::runtime_error("unknown collective \"" + cname + "\"");
         CollModel cm;
         cm.previous = curve_from(o.at("previous"));
+        if (o.contains("flat"))
+            for (auto &[f, c] : o.at("flat").items()) cm.flat[tree_of(f)] = curve_from(c);
         for (const auto &hj : o.at("hier")) {
             HierModel &h = cm.hier[{hj.at("low").get<std::string>(), hj.at("up").get<std::string>()}];
             h.whole = curve_from(hj.at("whole"));

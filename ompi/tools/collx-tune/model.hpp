@@ -59,22 +59,28 @@ struct Config {
     bool previous = false;       // hand the call to the previous module
     std::uint64_t segment = 0;   // hierarchical: bytes per segment, 0 = unsegmented
     Submodules sub;              // hierarchical: the levels' modules
-    std::string label() const;   // "previous", "hier", "hier/64K", "hier/64K up=adaptx"
+    int flat = -1;               // >= 0: the front door's flat collx tree (collx_tree_kind_t)
+    // "previous", "hier", "hier/64K", "hier/64K up=adaptx", "flat:pipeline"
+    std::string label() const;
     // as hanx runs it on a message of `bytes`: a segment at least as big
     // as the message is the unsegmented configuration
     Config at(std::uint64_t bytes) const {
-        return previous || segment < bytes ? *this : Config{false, 0, sub};
+        return previous || flat >= 0 || segment < bytes ? *this : Config{false, 0, sub};
     }
     bool operator==(const Config &o) const {
-        return previous == o.previous && segment == o.segment && sub == o.sub;
+        return previous == o.previous && segment == o.segment && sub == o.sub && flat == o.flat;
     }
 };
-// previous, then for each submodule choice (the first: the MCA
-// parameters') unsegmented and every segment size below `bytes` (a
-// segment at least as big as the message is the unsegmented
-// configuration).
+// previous, then each flat tree of `flats`, then for each submodule
+// choice (the first: the MCA parameters') unsegmented and every segment
+// size below `bytes` (a segment at least as big as the message is the
+// unsegmented configuration).
 std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
-                                const std::vector<Submodules> &subs = {Submodules{}});
+                                const std::vector<Submodules> &subs = {Submodules{}},
+                                const std::vector<int> &flats = {});
+// "flat:pipeline" for COLLX_TREE_PIPELINE; a tree kind of a name ("pipeline"), -1 if none
+std::string flat_label(int tree);
+int flat_tree(const std::string &name);
 
 // Seconds as a function of bytes from measured points: log-log linear
 // between points, the first value below the first point, and a straight
@@ -118,6 +124,7 @@ struct HierModel {
 struct CollModel {
     Curve previous;                           // previous module, whole, by size
     std::map<Submodules, HierModel> hier;     // hanx, by the levels' modules
+    std::map<int, Curve> flat;                // hanx's flat collx trees, whole, by tree
 
     // Predicted seconds of `c` on a message of `bytes`; nullopt when a
     // needed measurement is missing.
@@ -129,6 +136,7 @@ struct Model {
     std::vector<std::uint64_t> sizes;     // message sizes predicted (the rule grid)
     std::vector<std::uint64_t> segments;  // segment sizes considered
     std::vector<Submodules> submodules{Submodules{}};  // considered, the MCA parameters' first
+    std::vector<int> flats;               // flat collx trees considered (collx_tree_kind_t)
     std::map<Coll, CollModel> colls;
     double tuning_seconds = 0;            // time spent measuring
     // false: measuring stopped early (budget, signal); rules then cover
