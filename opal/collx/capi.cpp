@@ -1,6 +1,7 @@
 // extern "C" entry points of the core.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <new>
 
 #include <strings.h>
@@ -56,6 +57,12 @@ int collx_tree_from_name(const char *name) {
     for (int k = 0; name != nullptr && k < COLLX_TREE_COUNT; ++k)
         if (strcasecmp(name, collx_tree_name(k)) == 0) return k;
     return -1;
+}
+
+int collx_flat_tree(const char *algorithm) {
+    const std::size_t n = sizeof(COLLX_FLAT_PREFIX) - 1;
+    if (algorithm == nullptr || std::strncmp(algorithm, COLLX_FLAT_PREFIX, n) != 0) return -1;
+    return collx_tree_from_name(algorithm + n);
 }
 
 size_t collx_lp_segment_bytes(size_t n, int P, double alpha, double beta) {

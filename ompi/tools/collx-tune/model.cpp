@@ -104,7 +104,7 @@ std::string Submodules::label() const {
 
 std::string flat_label(int tree) {
     const char *n = collx_tree_name(tree);
-    return std::string("flat:") + (n ? n : "?");
+    return std::string(COLLX_FLAT_PREFIX) + (n ? n : "?");
 }
 
 int flat_tree(const std::string &name) { return collx_tree_from_name(name.c_str()); }
@@ -280,8 +280,8 @@ Rules Model::rules() const {
 std::optional<Config> config_of(const Rule &r) {
     if (!r.algorithm) return std::nullopt;
     if (*r.algorithm == "previous") return Config{true, 0, {}};
-    if (r.algorithm->rfind("flat:", 0) == 0) {
-        const int f = flat_tree(r.algorithm->substr(5));
+    if (r.algorithm->rfind(COLLX_FLAT_PREFIX, 0) == 0) {
+        const int f = collx_flat_tree(r.algorithm->c_str());
         if (f < 0) return std::nullopt;
         return Config{false, 0, {}, f};
     }

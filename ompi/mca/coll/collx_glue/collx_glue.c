@@ -566,9 +566,9 @@ static const char *choice_name(int k, const char *extra)
 int collx_glue_tree_choice(const char *text, const char *extra)
 {
     if (NULL == text) return -2;
-    for (int k = extra ? -1 : 0; k < COLLX_TREE_COUNT; ++k)
-        if (0 == strcasecmp(text, choice_name(k, extra))) return k;
-    return -2;
+    if (extra && 0 == strcasecmp(text, extra)) return -1;
+    const int k = collx_tree_from_name(text);
+    return k >= 0 ? k : -2;
 }
 
 static int register_choice(const mca_base_component_t *comp, const char *name, const char *help,
@@ -629,10 +629,10 @@ int collx_glue_register_tree_or(const mca_base_component_t *comp, const char *na
 
 int collx_glue_register_tree_setting(const mca_base_component_t *comp, const char *name,
                                      const char *help, const char *extra, int deflt,
-                                     mca_base_var_info_lvl_t level, int *storage,
-                                     char *const **text)
+                                     mca_base_var_info_lvl_t level, char *const **text)
 {
-    return register_choice(comp, name, help, deflt, level, storage, extra, text);
+    int checked; /* (the start-up value: the component reads *text where it uses it) */
+    return register_choice(comp, name, help, deflt, level, &checked, extra, text);
 }
 
 /* Whether the ompi_comm_coll_preference list `v` excludes `self`: a token

@@ -215,12 +215,11 @@ int collx_glue_register_tree_or(const mca_base_component_t *comp, const char *na
 
 /* The same, settable through MPI_T (scope: the same on every rank): *text
  * receives the address of the variable's current text, which the
- * component reads again where it uses the choice (collx_glue_tree_choice);
- * *storage, the value given at start-up. */
+ * component reads where it uses the choice (collx_glue_tree_choice); a bad
+ * start-up value is reported as for collx_glue_register_tree_or. */
 int collx_glue_register_tree_setting(const mca_base_component_t *comp, const char *name,
                                      const char *help, const char *extra, int deflt,
-                                     mca_base_var_info_lvl_t level, int *storage,
-                                     char *const **text);
+                                     mca_base_var_info_lvl_t level, char *const **text);
 
 /* What `text` names: a tree kind, -1 for `extra` (case-insensitive), -2
  * for anything else. */

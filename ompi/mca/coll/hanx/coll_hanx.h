@@ -52,8 +52,9 @@ typedef struct mca_coll_hanx_component_t {
     int low_algorithm;     /* levels below the leaders: -1 module, else a collx tree */
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     int up_algorithm;      /* the leaders' level: -1 module, else a collx tree */
-    int flat_algorithm;    /* bcast/reduce/allreduce as one collx tree: -1 none, else the tree */
-    char *const *flat_text; /* its current text (settable: read when a hierarchy is built) */
+    /* coll_hanx_flat_algorithm's current text (settable: read when a
+     * communicator's hierarchy is built, into flat_default) */
+    char *const *flat_text;
     int bcast_segment_size;     /* bytes; 0: tuning file / built-in default */
     int reduce_segment_size;
     int allreduce_segment_size;

@@ -120,7 +120,7 @@ static int hanx_register(void)
         "otherwise: binomial, in_order_binomial, binary, knomial, chain, pipeline (linear "
         "pipelining), linear, topo (on hanx's node map).  Read when a communicator's hierarchy "
         "is built; settable through MPI_T (collx-tune measures the flat trees so)",
-        "none", -1, OPAL_INFO_LVL_5, &c->flat_algorithm, &c->flat_text);
+        "none", -1, OPAL_INFO_LVL_5, &c->flat_text);
     collx_glue_report_params(v);
     return OMPI_SUCCESS;
 }

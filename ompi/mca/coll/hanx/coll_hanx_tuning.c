@@ -21,7 +21,6 @@
 /* What an "algorithm" may say: for every collective "hierarchical" and
  * "previous"; for bcast, reduce and allreduce also "flat:TREE", the whole
  * call as one collx tree over all ranks (TREE: collx_tree_name). */
-#define FLAT "flat:"
 static char flat_names[COLLX_TREE_COUNT][32];
 static const char *algorithms[2 + COLLX_TREE_COUNT] = {"hierarchical", "previous"};
 
@@ -38,7 +37,7 @@ int mca_coll_hanx_tuning_open(void)
     c->rules = NULL;
     if (NULL == c->tuning_file || '\0' == c->tuning_file[0]) return OMPI_SUCCESS;
     for (int k = 0; k < COLLX_TREE_COUNT; ++k) {
-        snprintf(flat_names[k], sizeof(flat_names[k]), FLAT "%s", collx_tree_name(k));
+        snprintf(flat_names[k], sizeof(flat_names[k]), COLLX_FLAT_PREFIX "%s", collx_tree_name(k));
         algorithms[2 + k] = flat_names[k];
     }
     collx_rules_t *r = collx_rules_load(c->tuning_file, err, sizeof(err));
@@ -94,9 +93,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
         return;
     if (rule.algorithm) {  /* the rule's algorithm decides, flat or not */
         out->algorithm = rule.algorithm;
-        out->flat_tree = strncmp(rule.algorithm, FLAT, strlen(FLAT))
-                             ? -1
-                             : collx_tree_from_name(rule.algorithm + strlen(FLAT));
+        out->flat_tree = collx_flat_tree(rule.algorithm);
     }
     if (rule.segment_bytes >= 0) out->segment_bytes = (size_t)rule.segment_bytes;
     out->low = rule.low;

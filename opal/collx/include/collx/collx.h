@@ -77,6 +77,11 @@ typedef enum collx_tree_kind {
 const char *collx_tree_name(int kind);
 /* The tree kind of a name (case-insensitive), -1 when no tree has it. */
 int collx_tree_from_name(const char *name);
+/* A tuning file's algorithm "flat:TREE" (hanx runs the whole call as that
+ * collx tree; collx-tune writes it): the prefix, and the tree an algorithm
+ * name gives (-1: not "flat:" and a tree's name). */
+#define COLLX_FLAT_PREFIX "flat:"
+int collx_flat_tree(const char *algorithm);
 
 /* Per-call knobs, filled by the glue from MCA variables / tuning rules. */
 typedef struct collx_tuning {
