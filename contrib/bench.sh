@@ -161,7 +161,6 @@ awk -v dir="$out" -v nc="$nc" -v rounds="$rounds" -v labs="$lab" -v up=" $upstre
     -v nodes="$nodes" -v per="$per" -v rate="$rate" -v emulated="$([ -z "$hostfile" ] && echo 1)" '
 function isort(a, n,   i, j, x) { for (i = 2; i <= n; ++i) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; --j) a[j + 1] = a[j]; a[j + 1] = x } }
 function q(a, n, p,   x) { x = 1 + p * (n - 1); return a[int(x)] + (x - int(x)) * (a[int(x) + (x > int(x))] - a[int(x)]) }
-function log2c(u,   k) { k = 0; while (2 ^ k < u) ++k; return k }
 # alpha-beta lower bound on one level, for a call among back-to-back calls (a
 # repetition loop of K calls): U units joined by links (alpha us, beta us/byte),
 # k ranks per unit; S the message, n a rank block (bytes); B the burst a token

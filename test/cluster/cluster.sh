@@ -40,6 +40,7 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 nodes=2 per=2 slots="" rate="" tmo=600
+burst=81920  # the bucket's burst in bytes (80 KiB: see --rate)
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) nodes=$2; shift 2 ;;
@@ -97,7 +98,7 @@ for i in $(seq 0 $((nodes - 1))); do
     mkns "$prefix-n$i" $((10 + i)) $((i + 1)) || exit 1
     if [ -n "$rate" ]; then
         ip netns exec "$prefix-n$i" tc qdisc replace dev eth0 root tbf rate "$rate" \
-            burst 80kb limit 64mb ||
+            burst "${burst}b" limit 64mb ||
             { echo "cluster.sh: tc tbf failed" >&2; exit 1; }
     fi
     hosts="$hosts,$net.$((10 + i)):${slot_of[$i]}"
@@ -137,7 +138,7 @@ done | awk '/ dropped / { for (k = 1; k < NF; ++k) if (\$k == "dropped") d += \$
 STAT
 chmod +x "$work/linkstat"
 export COLLX_MPIRUN="$work/mpirun" COLLX_CLUSTER_NP=$np COLLX_LINKSTAT="$work/linkstat"
-[ -n "$rate" ] && export COLLX_LINK_BURST=81920  # the bucket's burst (80kb), in bytes
+[ -n "$rate" ] && export COLLX_LINK_BURST=$burst
 
 if [ "$1" = --exec ]; then
     shift

@@ -40,12 +40,11 @@
  *   # alphabeta intra|inter ALPHA_us BETA_us_per_byte
  *
  * with alpha = the 4-byte time (its fastest single exchange) and beta = the smallest
- * slope between two measured
- * sizes: the link's per-byte floor (a lower bound wants the fastest the link goes, and
- * small messages run from cache).  --burst BYTES (the token bucket of a rate-limited
- * link) takes the inter-node slopes only between sizes past BYTES: the bucket lets
- * that much through at once, so shorter pairs say nothing of the rate.  Nodes = MPI_COMM_TYPE_SHARED groups; a level without a
- * pair is left out.
+ * slope between two measured sizes: the link's per-byte floor (a lower bound wants the
+ * fastest the link goes, and small messages run from cache).  --burst BYTES (the token
+ * bucket of a rate-limited link) takes the inter-node slopes only between sizes past
+ * BYTES: the bucket lets that much through at once, so shorter pairs say nothing of the
+ * rate.  Nodes = MPI_COMM_TYPE_SHARED groups; a level without a pair is left out.
  */
 #include <mpi.h>
 #include <stdio.h>

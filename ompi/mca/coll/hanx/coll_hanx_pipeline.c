@@ -452,8 +452,8 @@ static int mine(const hanx_view_t *v, int k) { return NULL != v->lvl[k]; }
 /* The core's stages of coll for this rank (collx_hier_plan: the one
  * description of the hierarchical bcast, reduce, allreduce and barrier,
  * which the simulator runs too), on p's view with the caller's buffers and
- * the choice's algorithms on the levels.  *to_free: the accumulator it allocated (the caller frees it after the
- * call). */
+ * the choice's algorithms on the levels.  *to_free: the accumulator it
+ * allocated (the caller frees it after the call). */
 static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const void *sbuf,
                  void *rbuf, int root, const hanx_choice_t *ch, char **to_free)
 {
