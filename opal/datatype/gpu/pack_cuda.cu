@@ -63,17 +63,19 @@ template <> struct Word<16> { using T = uint4; };
 // Thread u handles word u of the byte range [e0*size, e1*size): it finds its
 // item by binary search over the per-element prefix, its block by dividing
 // out the item's dimensions, and copies W bytes (byte-wise at the edges of
-// [begin, end)).
-template <int W, bool PACK>
+// [begin, end)).  The divisions are done in Ix: 32-bit when the call's
+// packed bytes fit (one 32-bit division costs a fraction of a 64-bit one,
+// which the GPU emulates), else 64-bit.
+template <int W, bool PACK, typename Ix>
 __global__ void k_move(const collx_gpu_flat_item_t *__restrict__ items, const int64_t *__restrict__ pref, int nitems,
                        char *mem, char *pk, int64_t extent, int64_t size, int64_t e0, int64_t nwords, int64_t begin,
                        int64_t end) {
     using T = typename Word<W>::T;
-    const int64_t wpe = size / W;  // words per element
+    const Ix wpe = Ix(size / W);  // words per element
     for (int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; u < nwords;
          u += int64_t(gridDim.x) * blockDim.x) {
-        int64_t e = e0 + u / wpe;
-        int64_t r = (u % wpe) * W;  // byte within the element's packed stream
+        int64_t e = e0 + int64_t(Ix(u) / wpe);
+        int64_t r = int64_t(Ix(u) % wpe) * W;  // byte within the element's packed stream
         int lo = 0, hi = nitems - 1;
         while (lo < hi) {
             int mid = (lo + hi + 1) >> 1;
@@ -82,11 +84,12 @@ __global__ void k_move(const collx_gpu_flat_item_t *__restrict__ items, const in
         }
         const collx_gpu_flat_item_t &it = items[lo];
         int64_t off = r - pref[lo];
-        int64_t blk = off / it.len, inblk = off - blk * it.len;
+        Ix blk = Ix(off) / Ix(it.len);
+        int64_t inblk = off - int64_t(blk) * it.len;
         int64_t s = it.src + inblk, p = it.pk + inblk;
         for (int d = it.nd - 1; d >= 0; --d) {
-            int64_t c = it.count[d];
-            int64_t i = blk % c;
+            Ix c = Ix(it.count[d]);
+            int64_t i = int64_t(blk % c);
             blk /= c;
             s += i * it.sstride[d];
             p += i * it.pstride[d];
@@ -161,7 +164,14 @@ int launch(const collx_gpu_desc_t *d, char *mem, char *pk, int64_t count, int64_
     int64_t blocks = (nwords + threads - 1) / threads;
     if (blocks > 132 * 32) blocks = 132 * 32;
     if (blocks < 1) blocks = 1;
-#define COLLX_LAUNCH(w) k_move<w, PACK><<<unsigned(blocks), threads, 0, s>>>(f->items, f->pref, f->nitems, mem, pk, d->extent, d->size, e0, nwords, begin, end)
+    // 32-bit divisions when every quotient and dividend fits: word indices
+    // (nwords) and bytes within one element (size)
+    bool narrow = nwords < (int64_t(1) << 32) && d->size < (int64_t(1) << 32);
+#define COLLX_LAUNCH(w)                                                                                              \
+    (narrow ? k_move<w, PACK, uint32_t><<<unsigned(blocks), threads, 0, s>>>(f->items, f->pref, f->nitems, mem, pk,    \
+                                                                            d->extent, d->size, e0, nwords, begin, end) \
+            : k_move<w, PACK, int64_t><<<unsigned(blocks), threads, 0, s>>>(f->items, f->pref, f->nitems, mem, pk,     \
+                                                                           d->extent, d->size, e0, nwords, begin, end))
     switch (W) {
     case 16: COLLX_LAUNCH(16); break;
     case 8: COLLX_LAUNCH(8); break;
