@@ -73,6 +73,9 @@ validate_small() {
         --clock estimate --plot "$work/p" > "$work/v.out" 2>&1 || { tail "$work/v.out"; return 1; }
     grep -q "the file's choice within 5% of the best measured: [0-9]* of 9 points" "$work/v.out" &&
         grep -q "prediction error, all configurations: median" "$work/v.out" &&
+        grep -qE "regret against the exhaustive search .*: median -?[0-9.]+%, mean \(geometric\) -?[0-9.]+%, max [0-9.]+% \((bcast|reduce|allreduce) " "$work/v.out" &&
+        # one regret per point, never below 0 (the best is among the measured)
+        [ "$(awk '$1 ~ /^(bcast|reduce|allreduce)$/ && $(NF - 1) ~ /%$/ {n++; if ($(NF - 1) + 0 < 0) bad++} END {print n + 0, bad + 0}' "$work/v.out")" = "9 0" ] &&
         grep -q "tuning time (tasks)" "$work/v.out" && [ -s "$work/p-bcast.dat" ] && [ -s "$work/p-allreduce.gp" ] &&
         grep -q "^# flat:pipeline" "$work/p-bcast.dat"  # the flat trees measured too
 }

@@ -944,13 +944,17 @@ int validate(Job &J, const Options &o) {
         std::sort(sample.begin(), sample.end());
     }
     std::vector<double> err_all, err_chosen;
+    // regret of the file's choice: its measured time over the best
+    // configuration measured at that point (the exhaustive search), minus 1
+    std::vector<double> regret;
+    std::string worst;  // where the largest regret is
     int points = 0, within = 0, ruled = 0;
     double measuring = 0;
     const double t0 = MPI_Wtime();
     J.warm_up();  // like the tuning (not counted in `measuring`)
     if (J.rank == 0)
         std::printf("%-10s %10s  %-20s %12s  %-20s %12s %7s %7s\n", "collective", "bytes", "chosen",
-                    "measured_us", "best", "best_us", "ratio", "pred_err");
+                    "measured_us", "best", "best_us", "regret", "pred_err");
     for (Coll coll : o.colls) {
         std::map<std::uint64_t, std::map<std::string, std::pair<double, double>>> pm;
         std::map<std::uint64_t, std::pair<std::string, std::string>> winners;
@@ -990,15 +994,24 @@ int validate(Job &J, const Options &o) {
                 }
                 if (auto pb = model->best(coll, x)) winners[x] = {best.label(), pb->first.label()};
             }
+            std::string reg = "-";
             if (chosen) {
                 ++ruled;
                 if (t[chosen->label()] <= 1.05 * best_t) ++within;
+                const double g = t[chosen->label()] / best_t - 1;
+                if (regret.empty() || g > *std::max_element(regret.begin(), regret.end()))
+                    worst = std::string(name(coll)) + " " + bytes_label(x) + ", " + chosen->label() + " against " +
+                            best.label();
+                regret.push_back(g);
+                char b[16];
+                std::snprintf(b, sizeof(b), "%.0f%%", g * 100);
+                reg = b;
             }
             if (J.rank == 0)
-                std::printf("%-10s %10s  %-20s %12s  %-20s %12s %7.2f %7s\n", name(coll), bytes_label(x).c_str(),
+                std::printf("%-10s %10s  %-20s %12s  %-20s %12s %7s %7s\n", name(coll), bytes_label(x).c_str(),
                             chosen ? chosen->label().c_str() : "(no rule)",
                             chosen ? fmt_us(t[chosen->label()]).c_str() : "-", best.label().c_str(),
-                            fmt_us(best_t).c_str(), chosen ? t[chosen->label()] / best_t : 0.0, pred_err.c_str());
+                            fmt_us(best_t).c_str(), reg.c_str(), pred_err.c_str());
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
             std::vector<Config> all = configs_for(~0ULL, segments, subs, flats);
@@ -1012,6 +1025,14 @@ int validate(Job &J, const Options &o) {
         std::printf("  the file's choice within 5%% of the best measured: %d of %d points (%.0f%%)%s\n",
                     within, points, points ? 100.0 * within / points : 0.0,
                     ruled < points ? " (points without a rule count as misses)" : "");
+        if (!regret.empty()) {
+            double lg = 0;
+            for (double g : regret) lg += std::log1p(g);
+            std::printf("  regret against the exhaustive search (the file's choice over the best measured, "
+                        "minus 1): median %.1f%%, mean (geometric) %.1f%%, max %.1f%% (%s)\n",
+                        100 * median(regret), 100 * std::expm1(lg / double(regret.size())),
+                        100 * *std::max_element(regret.begin(), regret.end()), worst.c_str());
+        }
         if (!err_all.empty()) {
             std::printf("  prediction error, all configurations: median %.1f%%, max %.1f%% (%zu)\n",
                         100 * median(err_all), 100 * *std::max_element(err_all.begin(), err_all.end()),
