@@ -154,6 +154,30 @@ flat_mca() {  # coll_hanx_flat_algorithm topo: every bcast, reduce, allreduce on
 }
 step "coll_hanx_flat_algorithm: every bcast, reduce, allreduce one collx tree (topo, 3 nodes round-robin)" \
     flat_mca
+default_mca() (  # coll_hanx_default_algorithm 1: every call hierarchical; 2: every call the previous module
+    local out1 out2 ok=0
+    # no tuning file (the harness's forces allgather/alltoall hierarchical): the parameter decides
+    unset OMPI_MCA_coll_hanx_tuning_file
+    out1=$(logged local_run 300 5 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 1 \
+           "$CHECKER" --quick --colls "allgather,alltoall,bcast,iallgather" --seed 31)
+    echo "$out1" | grep "collx_check:" | tail -1
+    echo "$out1" | grep -q " 0 failed" || return 1
+    # allgather/alltoall of large blocks: hierarchical, not the built-in previous module
+    echo "$out1" | grep -qE "coll:hanx: allgather count [0-9]{3,} on" || { echo "no large hierarchical allgather"; ok=1; }
+    echo "$out1" | grep -qE "coll:hanx: alltoall count [0-9]{3,} on" || { echo "no large hierarchical alltoall"; ok=1; }
+    echo "$out1" | grep -q "previous module (tuning)" && { echo "a call went to the previous module"; ok=1; }
+    out2=$(logged local_run 300 5 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 2 \
+           --mca coll_hanx_flat_algorithm pipeline "$CHECKER" --quick --colls "bcast,allreduce,allgather,barrier" --seed 31)
+    echo "$out2" | grep "collx_check:" | tail -1
+    echo "$out2" | grep -q " 0 failed" || return 1
+    for c in bcast allreduce allgather barrier; do
+        echo "$out2" | grep -q "coll:hanx: $c of [0-9]* bytes on .*previous module (tuning)" || { echo "$c not previous"; ok=1; }
+    done
+    echo "$out2" | grep -qE "levels \(innermost first\)|collx pipeline tree over all ranks" && { echo "hanx ran a call"; ok=1; }
+    return $ok
+)
+step "coll_hanx_default_algorithm: 1 every call hierarchical, 2 every call the previous module (over a flat tree too)" \
+    default_mca
 step "the front door runs flat collx trees a tuning file names (5 ranks as 2+2+1, blocking and non-blocking)" \
     flat_trees local_run 300 5 $HANX 2
 step "... and on 3 nodes round-robin (the topo tree on hanx's node map)" \

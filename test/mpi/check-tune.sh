@@ -22,19 +22,48 @@ tune_small() {
 }
 step "collx-tune writes a tuning file and its model (2 synthetic nodes x 2)" tune_small
 # the front door's flat collx trees are measured too (default pipeline,
-# knomial, topo): a curve of each for every collective in the model
+# knomial, topo): a curve of each for every pipelined collective in the
+# model; the others (measured whole) have previous and hierarchical curves
+# only, the barrier one point at size 0
 flat_curves() {
     python3 - "$work/t.model.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 assert m["flat_trees"] == ["pipeline", "knomial", "topo"], m["flat_trees"]
-for name, c in m["collectives"].items():
+piped = ["bcast", "reduce", "allreduce"]
+whole = ["allgather", "alltoall", "barrier", "reduce_scatter_block"]
+assert sorted(m["collectives"]) == sorted(piped + whole), list(m["collectives"])
+for name in piped:
+    c = m["collectives"][name]
     for t in m["flat_trees"]:
         assert len(c["flat"][t]) >= 5, (name, t, c["flat"].get(t))
-print("flat curves of", ", ".join(m["flat_trees"]), "for", ", ".join(m["collectives"]))
+    assert c["hier"][0]["pipelines"], name
+for name in whole:
+    c = m["collectives"][name]
+    n = 1 if name == "barrier" else 5
+    assert not c["flat"] and "stages" not in c and not c["hier"][0]["pipelines"], (name, c)
+    assert len(c["previous"]) >= n and len(c["hier"][0]["whole"]) >= n, (name, c)
+    if name == "barrier":
+        assert c["previous"][0][0] == 0 and len(c["previous"]) == 1, c
+print("flat curves of", ", ".join(m["flat_trees"]), "for", ", ".join(piped), "; whole curves for", ", ".join(whole))
 PY
 }
-step "collx-tune measures the front door's flat collx trees (their curves in the model)" flat_curves
+step "collx-tune measures the front door's flat collx trees, and the other collectives whole" flat_curves
+
+# "hier" of a collective measured whole is hanx's hierarchical algorithm,
+# also where hanx's built-in choice is the previous module (allgather of
+# blocks above 16 B, alltoall above 256 B): every hanx call of the tuning
+# is hierarchical, and the default comes back afterwards
+hier_measured() {
+    local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 "$TUNE" --out "$work/w.json" --colls allgather,alltoall \
+        --min 1K --max 4K --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/w.out" 2>&1 ||
+        { tail "$work/w.out"; return 1; }
+    grep -q "coll:hanx: allgather count 256 on" "$work/w.out" && grep -q "coll:hanx: alltoall count 1024 on" "$work/w.out" ||
+        { echo "no hierarchical allgather/alltoall measured"; return 1; }
+    ! grep -qE "coll:hanx: (allgather|alltoall) of [0-9]+ bytes on .*previous module" "$work/w.out" ||
+        { grep -m3 "previous module" "$work/w.out"; return 1; }
+}
+step "collx-tune measures hanx's hierarchical allgather and alltoall, not its built-in previous module" hier_measured
 
 # every rule names a configuration hanx knows, for this shape, and the
 # ranges cover every size from 0 on
@@ -50,6 +79,16 @@ rules_cover() {
             grep -q "<- best predicted" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
         done
     done
+    # the collectives measured whole: previous or the hierarchical form, no flat trees, no segments
+    for coll in allgather alltoall reduce_scatter_block barrier; do
+        for b in 0 4 65536 67108864; do
+            "$TUNE" --explain "$work/t.json" --coll $coll --bytes $b > "$work/ex.out" 2>&1 || return 1
+            grep -q "^  rule [0-9]* (line [0-9]*) of" "$work/ex.out" &&
+                grep -qE "hanx runs: (the previous module|the levels one after the other, unsegmented)" "$work/ex.out" &&
+                grep -qE "^    hier +[0-9.]+" "$work/ex.out" && grep -q "<- best predicted" "$work/ex.out" &&
+                ! grep -qE "^    (flat:|hier/)" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
+        done
+    done
     # another shape: no rule, hanx's defaults, said so
     "$TUNE" --explain "$work/t.json" --coll bcast --bytes 64 --nodes 8 --ranks-per-node 4 |
         grep -q "no rule of .* matches: hanx uses its built-in defaults"
@@ -60,22 +99,28 @@ step "collx-tune --explain: a rule for every size, the prediction of every confi
 # results stay right
 follows() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_priority 100 --mca coll_hanx_tuning_file "$work/t.json" \
-        --mca coll_hanx_verbose 20 "$CHECKER" --quick --colls bcast,reduce,allreduce > "$work/f.out" 2>&1 ||
+        --mca coll_hanx_verbose 20 "$CHECKER" --quick \
+        --colls bcast,reduce,allreduce,allgather,alltoall,barrier,reduce_scatter_block > "$work/f.out" 2>&1 ||
         { tail -20 "$work/f.out"; return 1; }
-    grep -q "rules from $work/t.json" "$work/f.out" && grep -qE "coll:hanx: bcast of [0-9]+ bytes: rule [0-9]+ \(line" "$work/f.out" &&
-        grep -qE "coll:hanx: allreduce of [0-9]+ bytes: rule [0-9]+ \(line" "$work/f.out"
+    grep -q "rules from $work/t.json" "$work/f.out" || return 1
+    local c
+    for c in bcast allreduce allgather alltoall barrier reduce_scatter_block; do
+        grep -qE "coll:hanx: $c of [0-9]+ bytes: rule [0-9]+ \(line" "$work/f.out" || { echo "no rule for $c"; return 1; }
+    done
 }
-step "hanx follows the produced file; checker passes (bcast, reduce, allreduce)" follows
+step "hanx follows the produced file; checker passes (bcast, reduce, allreduce, allgather, alltoall, barrier, reduce_scatter_block)" follows
 
 validate_small() {
     # clocks synchronised by ping-pong (as on several kernels) here
     local_run 300 4 "${nodes2[@]}" "$TUNE" --validate "$work/t.json" --sample 3 --windows 3 --point-time 0.001 \
         --clock estimate --plot "$work/p" > "$work/v.out" 2>&1 || { tail "$work/v.out"; return 1; }
-    grep -q "the file's choice within 5% of the best measured: [0-9]* of 9 points" "$work/v.out" &&
+    # 3 sizes of each collective, 1 of barrier
+    grep -q "the file's choice within 5% of the best measured: [0-9]* of 19 points" "$work/v.out" &&
         grep -q "prediction error, all configurations: median" "$work/v.out" &&
-        grep -qE "regret against the exhaustive search .*: median -?[0-9.]+%, mean \(geometric\) -?[0-9.]+%, max [0-9.]+% \((bcast|reduce|allreduce) " "$work/v.out" &&
+        grep -qE "regret against the exhaustive search .*: median -?[0-9.]+%, mean \(geometric\) -?[0-9.]+%, max [0-9.]+% \([a-z_]+ " "$work/v.out" &&
         # one regret per point, never below 0 (the best is among the measured)
-        [ "$(awk '$1 ~ /^(bcast|reduce|allreduce)$/ && $(NF - 1) ~ /%$/ {n++; if ($(NF - 1) + 0 < 0) bad++} END {print n + 0, bad + 0}' "$work/v.out")" = "9 0" ] &&
+        [ "$(awk '$1 ~ /^(bcast|reduce|allreduce|allgather|alltoall|barrier|reduce_scatter_block)$/ && $(NF - 1) ~ /%$/ {n++; if ($(NF - 1) + 0 < 0) bad++} END {print n + 0, bad + 0}' "$work/v.out")" = "19 0" ] &&
+        [ -s "$work/p-allgather.dat" ] && [ -s "$work/p-barrier.dat" ] && [ ! -e "$work/p-barrier.gp" ] &&
         grep -q "tuning time (tasks)" "$work/v.out" && [ -s "$work/p-bcast.dat" ] && [ -s "$work/p-allreduce.gp" ] &&
         grep -q "^# flat:pipeline" "$work/p-bcast.dat"  # the flat trees measured too
 }
@@ -166,7 +211,7 @@ step "collx-tune --budget stops early and writes rules only for what it measured
 
 errors() {
     "$TUNE" --segments 1 2>&1 | grep -q "segment sizes must be 4..1G" || return 1
-    "$TUNE" --colls alltoall 2>&1 | grep -q 'unknown collective "alltoall"' || return 1
+    "$TUNE" --colls scan 2>&1 | grep -q 'unknown collective "scan"' || return 1
     "$TUNE" --max 12X 2>&1 | grep -q 'not a size: "12X"' || return 1
     "$TUNE" --clock gps 2>&1 | grep -q -- '--clock: auto, shared or estimate' || return 1
     "$TUNE" --up adaptx --up adaptx 2>&1 | grep -q -- '--low/--up: an empty or repeated value' || return 1

@@ -40,6 +40,12 @@ Pipeline measured(int K, double full, double partial) {
     return p;
 }
 
+// The pipelined collectives (the tests of pipelines and flat trees).
+const std::vector<Coll> &piped() {
+    static const std::vector<Coll> v{Coll::Bcast, Coll::Reduce, Coll::Allreduce};
+    return v;
+}
+
 CollModel synthetic(Coll coll) {
     CollModel m;
     const int K = int(stages(coll).size());
@@ -86,7 +92,7 @@ END_TEST
 // equals the enumeration of the steps for every n (for n >= K - 1, where
 // every pipeline has its fill and drain), and the parts are the ones put in.
 START_TEST(composition_matches_step_enumeration) {
-    for (Coll coll : all_colls()) {
+    for (Coll coll : piped()) {
         const int K = int(stages(coll).size());
         const double full = 7e-6, partial = 3e-6;
         Pipeline p = measured(K, full, partial);
@@ -168,7 +174,7 @@ START_TEST(unsegmented_and_previous) {
 END_TEST
 
 START_TEST(configs_and_sizes) {
-    auto v = configs_for(100000, {16384, 65536, 262144});
+    auto v = configs_for(Coll::Bcast, 100000, {16384, 65536, 262144});
     ck_assert_uint_eq(v.size(), 4);  // previous, hier, hier/16K, hier/64K
     ck_assert(v[0].previous && !v[1].previous && v[1].segment == 0 && v[3].segment == 65536);
     ck_assert_str_eq(v[3].label().c_str(), "hier/64K");
@@ -197,7 +203,7 @@ Model sample_model() {
     m.ranks = 8;
     for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1) m.sizes.push_back(x);
     m.segments = {65536, 262144};
-    for (Coll c : all_colls()) m.colls[c] = synthetic(c);
+    for (Coll c : piped()) m.colls[c] = synthetic(c);
     m.generated_by = "unit test";
     return m;
 }
@@ -211,7 +217,7 @@ START_TEST(rules_encode_the_best_choices) {
     // through the text hanx reads
     collx::Rules back = collx::Rules::parse(r.to_string(), "generated");
     ck_assert_uint_eq(back.size(), r.size());
-    for (Coll coll : all_colls()) {
+    for (Coll coll : piped()) {
         std::uint64_t prev = 0;
         for (std::uint64_t x : m.sizes) {
             for (std::uint64_t q : {prev + 1, x}) {
@@ -260,9 +266,9 @@ START_TEST(model_file_round_trip) {
     ck_assert_int_eq(b.nodes, 4);
     ck_assert(near(b.tuning_seconds, 12.5));
     ck_assert(b.sizes == m.sizes && b.segments == m.segments);
-    for (Coll coll : all_colls())
+    for (Coll coll : piped())
         for (std::uint64_t x : {4ull, 5000ull, 1ull << 20, 10ull << 20, 64ull << 20})
-            for (const Config &c : configs_for(x, m.segments)) {
+            for (const Config &c : configs_for(coll, x, m.segments)) {
                 auto p = m.colls[coll].predict(coll, c, x), q = b.colls[coll].predict(coll, c, x);
                 ck_assert(p.has_value() && q.has_value() && near(*p, *q));
             }
@@ -281,14 +287,14 @@ END_TEST
 // and the model file keeps them.
 START_TEST(submodule_choices_become_rules) {
     const Submodules up_adaptx{"", "adaptx"};
-    auto v = configs_for(100000, {65536}, {Submodules{}, up_adaptx});
+    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Submodules{}, up_adaptx});
     ck_assert_uint_eq(v.size(), 5);  // previous, hier, hier/64K, and the two with up=adaptx
     ck_assert(v[3].label() == "hier up=adaptx");
     ck_assert(v[4].label() == "hier/64K up=adaptx");
     ck_assert(!(v[1] == v[3]));
     Model m = sample_model();
     m.submodules = {Submodules{}, up_adaptx};
-    for (Coll c : all_colls()) {  // adaptx between the leaders: half the time below 64 KiB
+    for (Coll c : piped()) {  // adaptx between the leaders: half the time below 64 KiB
         HierModel h = m.colls[c].hier[{}];
         Curve fast;
         for (auto &[x, t] : h.whole.points()) fast.set(x, x < 65536 ? t / 2 : t * 2);
@@ -298,7 +304,7 @@ START_TEST(submodule_choices_become_rules) {
         m.colls[c].hier[up_adaptx] = h;
     }
     collx::Rules back = collx::Rules::parse(m.rules().to_string(), "generated");
-    for (Coll coll : all_colls()) {
+    for (Coll coll : piped()) {
         const collx::Rule *small = back.lookup(name(coll), 4, 2, 4096);
         ck_assert(small && small->up && *small->up == "adaptx" && !small->low);
         ck_assert(*config_of(*small) == m.best(coll, 4096)->first);
@@ -308,9 +314,62 @@ START_TEST(submodule_choices_become_rules) {
     }
     Model b = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
     ck_assert(b.submodules == m.submodules);
-    for (Coll coll : all_colls())
-        for (const Config &c : configs_for(1u << 20, m.segments, m.submodules))
+    for (Coll coll : piped())
+        for (const Config &c : configs_for(coll, 1u << 20, m.segments, m.submodules))
             ck_assert(near(*m.colls[coll].predict(coll, c, 1u << 20), *b.colls[coll].predict(coll, c, 1u << 20)));
+}
+END_TEST
+
+// allgather, alltoall, reduce_scatter_block and barrier are measured
+// whole: previous or hanx's hierarchical form (per submodule choice), no
+// segments and no flat trees; their rules say "previous" or "hierarchical"
+// with no segment size, barrier's cover every size (0 alone is measured),
+// and a model file keeps them.
+START_TEST(whole_collectives_become_rules) {
+    ck_assert(!pipelined(Coll::Allgather) && !pipelined(Coll::Barrier) && pipelined(Coll::Allreduce));
+    ck_assert(stages(Coll::Alltoall).empty());
+    ck_assert(coll_from_name("reduce_scatter_block") == Coll::ReduceScatterBlock);
+    ck_assert(!coll_from_name("scan").has_value() && !coll_from_name("nosuch").has_value());
+    ck_assert_str_eq(name(Coll::Allgather), "allgather");
+    const int lp = flat_tree("pipeline");
+    auto v = configs_for(Coll::Allgather, 1u << 20, {65536}, {Submodules{}, Submodules{"", "adaptx"}}, {lp});
+    ck_assert_uint_eq(v.size(), 3);  // previous, hier, hier up=adaptx
+    ck_assert(v[0].previous && v[1].label() == "hier" && v[2].label() == "hier up=adaptx");
+    Model m = sample_model();
+    m.flats = {lp};
+    const std::vector<Coll> whole{Coll::Allgather, Coll::Alltoall, Coll::ReduceScatterBlock};
+    for (Coll c : whole) {  // hierarchical below 4 KiB, previous from there
+        CollModel cm;
+        for (std::uint64_t x = 4; x <= (4u << 20); x <<= 2) {
+            cm.previous.set(x, 1e-5 + double(x) * 1e-9);
+            cm.hier[{}].whole.set(x, x < 4096 ? 5e-6 : 1e-5 + double(x) * 2e-9);
+        }
+        m.colls[c] = cm;
+    }
+    CollModel barrier;  // hierarchical: 8 us against 12
+    barrier.previous.set(0, 12e-6);
+    barrier.hier[{}].whole.set(0, 8e-6);
+    m.colls[Coll::Barrier] = barrier;
+    ck_assert(m.sizes_of(Coll::Barrier) == std::vector<std::uint64_t>{0});
+    collx::Rules back = collx::Rules::parse(m.rules().to_string(), "generated");
+    for (Coll c : whole) {
+        const collx::Rule *small = back.lookup(name(c), 4, 2, 1024), *big = back.lookup(name(c), 4, 2, 1u << 20);
+        ck_assert_msg(small && small->algorithm && *small->algorithm == "hierarchical" && !small->segment_bytes,
+                      "%s", name(c));
+        ck_assert(big && big->algorithm && *big->algorithm == "previous");
+        ck_assert(back.lookup(name(c), 4, 2, ~0ULL) != nullptr);
+        ck_assert(m.best(c, 1u << 20)->first.previous);
+    }
+    for (std::uint64_t x : {0ull, 1ull, ~0ULL}) {  // barrier's size is 0, but any matches
+        const collx::Rule *b = back.lookup("barrier", 4, 2, x);
+        ck_assert(b && b->algorithm && *b->algorithm == "hierarchical");
+    }
+    Model b = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
+    for (Coll c : {Coll::Allgather, Coll::Barrier})
+        for (const Config &k : configs_for(c, 4096, m.segments, m.submodules, m.flats))
+            for (std::uint64_t x : m.sizes_of(c))
+                ck_assert(near(*m.colls[c].predict(c, k, x), *b.colls[c].predict(c, k, x)));
+    ck_assert(!m.to_json()["collectives"]["allgather"].contains("stages"));
 }
 END_TEST
 
@@ -319,14 +378,14 @@ START_TEST(flat_trees_become_rules) {
     ck_assert_int_ge(lp, 0);
     ck_assert_int_ge(topo, 0);
     ck_assert_int_eq(flat_tree("ring"), -1);
-    auto v = configs_for(100000, {65536}, {Submodules{}}, {lp, topo});
+    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Submodules{}}, {lp, topo});
     ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, flat:topo, hier, hier/64K
     ck_assert(v[1].label() == "flat:pipeline" && v[2].label() == "flat:topo");
     ck_assert(v[1].at(10) == v[1]);  // a flat tree has no segments to fold
     ck_assert(!(v[1] == v[2]) && !(v[1] == v[3]));
     Model m = sample_model();
     m.flats = {lp, topo};
-    for (Coll c : all_colls()) {  // LP: a third of the best other from 1 MiB, slow below
+    for (Coll c : piped()) {  // LP: a third of the best other from 1 MiB, slow below
         for (std::uint64_t x = 4; x <= (64u << 20); x <<= 2) {
             const double best = m.best(c, x)->second;
             m.colls[c].flat[lp].set(x, x >= (1u << 20) ? best / 3 : best * 3);
@@ -334,7 +393,7 @@ START_TEST(flat_trees_become_rules) {
         }
     }
     collx::Rules back = collx::Rules::parse(m.rules().to_string(), "generated");
-    for (Coll coll : all_colls()) {
+    for (Coll coll : piped()) {
         const collx::Rule *big = back.lookup(name(coll), 4, 2, 4u << 20);
         ck_assert(big && big->algorithm && *big->algorithm == "flat:pipeline" && !big->segment_bytes);
         ck_assert(*config_of(*big) == (Config{false, 0, {}, lp}));
@@ -348,8 +407,8 @@ START_TEST(flat_trees_become_rules) {
     ck_assert(!config_of(r).has_value());
     Model b = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
     ck_assert(b.flats == m.flats);
-    for (Coll coll : all_colls())
-        for (const Config &c : configs_for(1u << 20, m.segments, m.submodules, m.flats))
+    for (Coll coll : piped())
+        for (const Config &c : configs_for(coll, 1u << 20, m.segments, m.submodules, m.flats))
             ck_assert(near(*m.colls[coll].predict(coll, c, 1u << 20), *b.colls[coll].predict(coll, c, 1u << 20)));
     // a model of version 3 (no flat trees) still reads
     auto j = nlohmann::json::parse(sample_model().to_json().dump());
@@ -375,6 +434,7 @@ int main() {
     tcase_add_test(t, incomplete_model_rules_stop_at_measured_sizes);
     tcase_add_test(t, submodule_choices_become_rules);
     tcase_add_test(t, flat_trees_become_rules);
+    tcase_add_test(t, whole_collectives_become_rules);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -83,7 +83,8 @@ struct Options {
         "                      with one, where they miss\n\n"
         "  --out FILE          tuning file to write (default collx-tuning.json); the model\n"
         "                      goes next to it as FILE with .model.json\n"
-        "  --colls LIST        bcast,reduce,allreduce (default all three)\n"
+        "  --colls LIST        bcast,reduce,allreduce,allgather,alltoall,barrier,\n"
+        "                      reduce_scatter_block (default all)\n"
         "  --min B --max B     message sizes of the rules: powers of 2 (default 4..16M)\n"
         "  --measure-max B     largest size measured whole; beyond it curves are extended\n"
         "                      linearly (default 4M)\n"
@@ -140,7 +141,9 @@ Options parse(int argc, char **argv) {
             o.colls.clear();
             for (auto &c : split_list(need(i))) {
                 auto k = coll_from_name(c);
-                if (!k) throw std::runtime_error("unknown collective \"" + c + "\" (bcast, reduce, allreduce)");
+                if (!k)
+                    throw std::runtime_error("unknown collective \"" + c + "\" (bcast, reduce, allreduce, "
+                                             "allgather, alltoall, barrier, reduce_scatter_block)");
                 o.colls.push_back(*k);
             }
         } else if (a == "--min") o.min = parse_bytes(need(i));
@@ -269,7 +272,7 @@ int explain(const Options &o) {
         if (r.comment) std::printf("  rule comment: %s\n", r.comment->c_str());
     }
     if (!coll) {
-        std::printf("  (collx-tune models bcast, reduce and allreduce only)\n");
+        std::printf("  (collx-tune does not tune %s)\n", o.coll.c_str());
         return 0;
     }
     if (!model) {
@@ -282,7 +285,7 @@ int explain(const Options &o) {
     if (cm == model->colls.end()) return 0;
     std::printf("  predicted by the model (us):\n");
     auto b = model->best(*coll, o.bytes);
-    for (const Config &c : configs_for(o.bytes, model->segments, model->submodules, model->flats)) {
+    for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->submodules, model->flats)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
         std::string how;  // a pipeline's parts at its largest measured length
         const auto h = cm->second.hier.find(c.sub);
@@ -516,6 +519,7 @@ class Job {
     double t_start = 0, budget = 0;
     bool quiet = false;
     Cvar seg[3];  // coll_hanx_{bcast,reduce,allreduce}_segment_size
+    Cvar default_algorithm;  // coll_hanx_default_algorithm
 
     explicit Job(const Options &o) : budget(o.budget), quiet(o.quiet) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -545,6 +549,7 @@ class Job {
         const char *names[3] = {"coll_hanx_bcast_segment_size", "coll_hanx_reduce_segment_size",
                                 "coll_hanx_allreduce_segment_size"};
         for (int i = 0; i < 3; ++i) seg[i] = cvar(names[i]);
+        default_algorithm = cvar("coll_hanx_default_algorithm");
         sync_clocks(o.clock);
     }
 
@@ -711,6 +716,14 @@ class Job {
         std::fprintf(stderr, "collx-tune [%6.1f s] %s\n", elapsed(), what.c_str());
     }
 
+    // what hanx runs where no rule says: 0 its built-in choice, 1 the
+    // hierarchical algorithm (how a collective that is not pipelined is
+    // measured as "hier": hanx's built-in choice may be the previous module)
+    void set_default_algorithm(int v) {
+        if (!default_algorithm.ok || MPI_T_cvar_write(default_algorithm.h, &v) != MPI_SUCCESS)
+            throw std::runtime_error("cannot set coll_hanx_default_algorithm through MPI_T (is coll/hanx loaded?)");
+    }
+
     // hanx's segment size for `coll`: 0 = unsegmented (a value no message
     // reaches), else the segment
     void set_segment(Coll coll, std::uint64_t s) {
@@ -722,17 +735,19 @@ class Job {
     }
 };
 
-// Buffers for one measurement: MPI_INT data (bytes / 4 elements).
+// Buffers for one measurement: MPI_INT data, `count` = bytes / 4 elements
+// (the message, or one rank's block), room for a block per rank each way.
 struct Buffers {
     int count;
     std::vector<int> b;
-    explicit Buffers(std::uint64_t bytes)
-        : count(int(std::max<std::uint64_t>(bytes / 4, 1))), b(2 * std::size_t(count), 1) {}
+    Buffers(std::uint64_t bytes, int ranks)
+        : count(int(std::max<std::uint64_t>(bytes / 4, 1))), b(2 * std::size_t(count) * std::size_t(ranks), 1) {}
     int *in() { return b.data(); }
-    int *out() { return b.data() + count; }
+    int *out() { return b.data() + b.size() / 2; }
 };
 
-// The whole collective on `comm` (hanx or the previous module).
+// The whole collective on `comm` (hanx or the previous module); the
+// sizes are those of hanx's rules (docs/tuning-file.md).
 std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
     switch (coll) {
     case Coll::Bcast: return [&B, comm] { MPI_Bcast(B.in(), B.count, MPI_INT, 0, comm); };
@@ -740,17 +755,29 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
         return [&B, comm] { MPI_Reduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, 0, comm); };
     case Coll::Allreduce:
         return [&B, comm] { MPI_Allreduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, comm); };
+    case Coll::Allgather:
+        return [&B, comm] { MPI_Allgather(B.in(), B.count, MPI_INT, B.out(), B.count, MPI_INT, comm); };
+    case Coll::Alltoall:
+        return [&B, comm] { MPI_Alltoall(B.in(), B.count, MPI_INT, B.out(), B.count, MPI_INT, comm); };
+    case Coll::ReduceScatterBlock:
+        return [&B, comm] { MPI_Reduce_scatter_block(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, comm); };
+    case Coll::Barrier: return [comm] { MPI_Barrier(comm); };
     }
     return [] {};
 }
 
 // The latency of one configuration: the previous module, or hanx with
-// its segment size for `coll` set (0: unsegmented).  Tuning and
-// validation measure through this alone.
+// its segment size for `coll` set (0: unsegmented), or for a collective
+// that is not pipelined hanx made to run its hierarchical algorithm.
+// Tuning and validation measure through this alone.
 double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
-    if (!c.previous && c.flat < 0) J.set_segment(coll, c.segment);
+    const bool hier = !c.previous && c.flat < 0;
+    if (hier && pipelined(coll)) J.set_segment(coll, c.segment);
+    if (hier && !pipelined(coll)) J.set_default_algorithm(1);
     const MPI_Comm comm = c.previous ? J.prev : c.flat >= 0 ? J.flat.at(c.flat) : J.hanx_with(c.sub);
-    return J.latency(whole(coll, comm, B), o.windows, o.point_time);
+    const double t = J.latency(whole(coll, comm, B), o.windows, o.point_time);
+    if (hier && !pipelined(coll)) J.set_default_algorithm(0);
+    return t;
 }
 
 // ------------------------------------------------------------------- tune
@@ -777,7 +804,9 @@ int tune(Job &J, const Options &o) {
     J.warm_up();
     bool stopped = false;
     const std::size_t nsub = m.submodules.size();
-    std::size_t total = o.colls.size() * (wsizes.size() + nsub * o.segments.size()), done = 0;
+    std::size_t total = 0, done = 0;
+    for (Coll coll : o.colls)
+        total += coll == Coll::Barrier ? 1 : wsizes.size() + (pipelined(coll) ? nsub * o.segments.size() : 0);
     const auto step = [&] { return "[" + std::to_string(++done) + "/" + std::to_string(total) + "] "; };
     // collective by collective (as the validation measures): its whole
     // curves, then its pipelines in place -- hanx itself with segments of
@@ -785,13 +814,14 @@ int tune(Job &J, const Options &o) {
     // far as --pipeline-max -- for every choice of submodules
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
-        for (std::uint64_t x : wsizes) {
+        const bool pipe = pipelined(coll);
+        for (std::uint64_t x : coll == Coll::Barrier ? std::vector<std::uint64_t>{0} : wsizes) {
             if ((stopped = stopped || J.stop())) break;
-            Buffers B(x);
+            Buffers B(x, J.size);
             cm.previous.set(x, measure(J, o, coll, Config{true, 0, {}}, B));
             std::string line = step() + name(coll) + " " + bytes_label(x) + ": previous " +
                                fmt_us(cm.previous.at(x)) + " us";
-            for (int f : m.flats) {
+            for (int f : pipe ? m.flats : std::vector<int>{}) {
                 cm.flat[f].set(x, measure(J, o, coll, Config{false, 0, {}, f}, B));
                 line += ", " + flat_label(f) + " " + fmt_us(cm.flat[f].at(x)) + " us";
             }
@@ -803,7 +833,7 @@ int tune(Job &J, const Options &o) {
         }
         for (const Submodules &sub : m.submodules)
             for (std::uint64_t s : o.segments) {
-                if (s >= o.max || (stopped = stopped || J.stop())) continue;
+                if (!pipe || s >= o.max || (stopped = stopped || J.stop())) continue;
                 Pipeline p;
                 std::vector<std::uint64_t> nus{2, 4};
                 for (std::uint64_t nu : {8, 32, 128})
@@ -812,7 +842,7 @@ int tune(Job &J, const Options &o) {
                 while (2 * longest * s <= o.pipeline_max) longest *= 2;
                 if (longest > nus.back()) nus.push_back(longest);
                 for (std::uint64_t nu : nus) {
-                    Buffers B(nu * s);
+                    Buffers B(nu * s, J.size);
                     p.points[double(nu)] = measure(J, o, coll, Config{false, s, sub}, B);
                 }
                 cm.hier[sub].pipeline[s] = p;
@@ -837,7 +867,7 @@ int tune(Job &J, const Options &o) {
     std::printf("%-10s %10s  %-20s %12s %12s %8s\n", "collective", "bytes", "choice", "predicted_us",
                 "previous_us", "gain");
     for (Coll coll : o.colls)
-        for (std::uint64_t x : m.sizes) {
+        for (std::uint64_t x : m.sizes_of(coll)) {
             auto b = m.best(coll, x);
             auto p = m.colls[coll].predict(coll, Config{true, 0, {}}, x);
             if (!b) continue;
@@ -883,6 +913,10 @@ void write_plot(const std::string &prefix, Coll coll, const std::vector<std::uin
         d << x << " " << im << " " << ip << "\n";
     }
     d.close();
+    if (coll == Coll::Barrier) {  // one size (0): the measurements, for --score; nothing to draw
+        std::printf("wrote %s\n", dat.c_str());
+        return;
+    }
     std::ofstream g(prefix + "-" + name(coll) + ".gp");
     g << "set terminal svg size 1100,500 dynamic\nset output '" << svg << "'\n"
       << "set multiplot layout 1,2 title '" << name(coll) << ": predicted (lines) vs measured (points)'\n"
@@ -958,15 +992,16 @@ int validate(Job &J, const Options &o) {
     for (Coll coll : o.colls) {
         std::map<std::uint64_t, std::map<std::string, std::pair<double, double>>> pm;
         std::map<std::uint64_t, std::pair<std::string, std::string>> winners;
-        for (std::uint64_t x : sample) {
+        const std::vector<std::uint64_t> xs = coll == Coll::Barrier ? std::vector<std::uint64_t>{0} : sample;
+        for (std::uint64_t x : xs) {
             if (J.stop()) break;
-            Buffers B(x);
+            Buffers B(x, J.size);
             std::map<std::string, double> t;
             Config best{};
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
             // every configuration, measured as the tuning measures
-            for (const Config &c : configs_for(x, segments, subs, flats)) {
+            for (const Config &c : configs_for(coll, x, segments, subs, flats)) {
                 t[c.label()] = measure(J, o, coll, c, B);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
@@ -1014,8 +1049,8 @@ int validate(Job &J, const Options &o) {
                             fmt_us(best_t).c_str(), reg.c_str(), pred_err.c_str());
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
-            std::vector<Config> all = configs_for(~0ULL, segments, subs, flats);
-            write_plot(o.plot, coll, sample, all, pm, winners);
+            std::vector<Config> all = configs_for(coll, ~0ULL, segments, subs, flats);
+            write_plot(o.plot, coll, xs, all, pm, winners);
         }
     }
     if (J.rank == 0) {

@@ -12,17 +12,21 @@
 namespace collx::tune {
 
 const std::vector<Coll> &all_colls() {
-    static const std::vector<Coll> v{Coll::Bcast, Coll::Reduce, Coll::Allreduce};
+    static const std::vector<Coll> v{Coll::Bcast,    Coll::Reduce,  Coll::Allreduce,          Coll::Allgather,
+                                     Coll::Alltoall, Coll::Barrier, Coll::ReduceScatterBlock};
     return v;
 }
 
-const char *name(Coll c) { return collx::sim::coll_name(c); }
+const char *name(Coll c) { return collx_coll_name(static_cast<int>(c)); }
 
 std::optional<Coll> coll_from_name(const std::string &s) {
-    Coll c;
-    if (!collx::sim::parse_coll(s, &c)) return std::nullopt;
-    return c;
+    const int k = collx_coll_from_name(s.c_str());
+    for (Coll c : all_colls())
+        if (static_cast<int>(c) == k) return c;
+    return std::nullopt;
 }
+
+bool pipelined(Coll c) { return c == Coll::Bcast || c == Coll::Reduce || c == Coll::Allreduce; }
 
 namespace {
 
@@ -58,12 +62,13 @@ const std::vector<Level> &stages(Coll c) {
     static const std::vector<Level> bcast = stages_of(Coll::Bcast),
                                     reduce = stages_of(Coll::Reduce),
                                     allreduce = stages_of(Coll::Allreduce);
+    static const std::vector<Level> none;
     switch (c) {
     case Coll::Bcast: return bcast;
     case Coll::Reduce: return reduce;
     case Coll::Allreduce: return allreduce;
+    default: return none;  // not pipelined: measured whole
     }
-    return bcast;
 }
 
 const char *name(Level l) { return l == Level::Node ? "node" : "leaders"; }
@@ -115,15 +120,18 @@ std::string Config::label() const {
     return (segment ? "hier/" + bytes_label(segment) : "hier") + sub.label();
 }
 
-std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
+std::vector<Config> configs_for(Coll coll, std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
                                 const std::vector<Submodules> &subs,
                                 const std::vector<int> &flats) {
+    const bool pipe = pipelined(coll);
     std::vector<Config> v{{true, 0, {}}};
-    for (int f : flats) v.push_back({false, 0, {}, f});
+    if (pipe)
+        for (int f : flats) v.push_back({false, 0, {}, f});
     for (const Submodules &sub : subs) {
         v.push_back({false, 0, sub});
-        for (std::uint64_t s : segments)
-            if (s < bytes) v.push_back({false, s, sub});
+        if (pipe)
+            for (std::uint64_t s : segments)
+                if (s < bytes) v.push_back({false, s, sub});
     }
     return v;
 }
@@ -214,7 +222,7 @@ std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t by
     auto it = colls.find(coll);
     if (it == colls.end()) return std::nullopt;
     std::optional<std::pair<Config, double>> b;
-    for (const Config &c : configs_for(bytes, segments, submodules, flats)) {
+    for (const Config &c : configs_for(coll, bytes, segments, submodules, flats)) {
         auto t = it->second.predict(coll, c, bytes);
         if (t && (!b || *t < b->second)) b = std::make_pair(c, *t);
     }
@@ -227,6 +235,10 @@ static std::string us(double s) {
     o.precision(1);
     o << s * 1e6 << " us";
     return o.str();
+}
+
+std::vector<std::uint64_t> Model::sizes_of(Coll coll) const {
+    return coll == Coll::Barrier ? std::vector<std::uint64_t>{0} : sizes;
 }
 
 Rules Model::rules() const {
@@ -247,7 +259,7 @@ Rules Model::rules() const {
         std::uint64_t lo = 0;
         const auto &measured = colls.at(coll).previous.points();
         const std::uint64_t cap = complete || measured.empty() ? ~0ULL : measured.rbegin()->first;
-        for (std::uint64_t m : sizes) {
+        for (std::uint64_t m : sizes_of(coll)) {
             if (m > cap) break;
             auto b = best(coll, m);
             if (!b) break;
@@ -267,7 +279,7 @@ Rules Model::rules() const {
             rule.bytes = i + 1 == runs.size() && cap == ~0ULL ? RuleRange::at_least(x.lo)
                                               : RuleRange::between(x.lo, x.hi);
             rule.algorithm = x.c.previous ? "previous" : x.c.flat >= 0 ? flat_label(x.c.flat) : "hierarchical";
-            if (!x.c.previous && x.c.flat < 0) rule.segment_bytes = std::int64_t(x.c.segment);
+            if (!x.c.previous && x.c.flat < 0 && pipelined(coll)) rule.segment_bytes = std::int64_t(x.c.segment);
             if (!x.c.sub.low.empty()) rule.low = x.c.sub.low;
             if (!x.c.sub.up.empty()) rule.up = x.c.sub.up;
             rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
@@ -308,7 +320,7 @@ static Curve curve_from(const nlohmann::json &a) {
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 4;
+    j["version"] = 5;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -325,9 +337,11 @@ nlohmann::ordered_json Model::to_json() const {
     cj = nlohmann::ordered_json::object();
     for (auto &[coll, m] : colls) {
         nlohmann::ordered_json o;
-        auto st = nlohmann::ordered_json::array();
-        for (Level l : stages(coll)) st.push_back(name(l));
-        o["stages"] = st;
+        if (pipelined(coll)) {
+            auto st = nlohmann::ordered_json::array();
+            for (Level l : stages(coll)) st.push_back(name(l));
+            o["stages"] = st;
+        }
         o["previous"] = curve_json(m.previous);
         o["flat"] = nlohmann::ordered_json::object();
         for (auto &[f, c] : m.flat) o["flat"][collx_tree_name(f)] = curve_json(c);
@@ -353,11 +367,11 @@ nlohmann::ordered_json Model::to_json() const {
 }
 
 Model Model::from_json(const nlohmann::json &j) {
-    // version 3: the same without flat trees
+    // version 3: without flat trees; 4: bcast, reduce and allreduce only
     const int version = j.value("version", 0);
-    if (j.value("format", "") != "collx-tune-model" || (version != 3 && version != 4))
+    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 5)
         throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3 "
-                                 "or 4; run collx-tune again)");
+                                 "to 5; run collx-tune again)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();

@@ -26,20 +26,36 @@
 #include <utility>
 #include <vector>
 
+#include "collx/collx.h"
 #include "rules.hpp"
-#include "sim.hpp"
 
 namespace collx::tune {
 
-// The collectives collx-tune models (the simulator's), in this order everywhere.
-using Coll = collx::sim::Coll;
+// The collectives collx-tune tunes, in this order everywhere (values and
+// names are the core's collx_coll_t): bcast, reduce and allreduce are
+// pipelined (their tasks are measured per segment size, and the flat collx
+// trees are candidates); allgather, alltoall, reduce_scatter_block and
+// barrier are measured whole, hanx's hierarchical form against the
+// previous module.  Sizes are what hanx's rules count: one rank's block
+// for allgather, alltoall and reduce_scatter_block; 0 for barrier.
+enum class Coll {
+    Bcast = COLLX_COLL_BCAST,
+    Reduce = COLLX_COLL_REDUCE,
+    Allreduce = COLLX_COLL_ALLREDUCE,
+    Allgather = COLLX_COLL_ALLGATHER,
+    Alltoall = COLLX_COLL_ALLTOALL,
+    ReduceScatterBlock = COLLX_COLL_REDUCE_SCATTER_BLOCK,
+    Barrier = COLLX_COLL_BARRIER
+};
 const std::vector<Coll> &all_colls();
 const char *name(Coll c);
 std::optional<Coll> coll_from_name(const std::string &s);
+// hanx pipelines it in segments (and has flat collx trees for it)
+bool pipelined(Coll c);
 
-// The levels of each stage, in stage order: bcast goes down the leaders
-// then the nodes, reduce up, allreduce reduces in the node, allreduces
-// across the leaders and broadcasts in the node.
+// The levels of each stage of a pipelined collective, in stage order:
+// bcast goes down the leaders then the nodes, reduce up, allreduce reduces
+// in the node, allreduces across the leaders and broadcasts in the node.
 enum class Level { Node, Leaders };
 const std::vector<Level> &stages(Coll c);
 const char *name(Level l);
@@ -74,8 +90,9 @@ struct Config {
 // previous, then each flat tree of `flats`, then for each submodule
 // choice (the first: the MCA parameters') unsegmented and every segment
 // size below `bytes` (a segment at least as big as the message is the
-// unsegmented configuration).
-std::vector<Config> configs_for(std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
+// unsegmented configuration).  A collective that is not pipelined has
+// neither flat trees nor segments.
+std::vector<Config> configs_for(Coll coll, std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
                                 const std::vector<Submodules> &subs = {Submodules{}},
                                 const std::vector<int> &flats = {});
 // "flat:pipeline" for COLLX_TREE_PIPELINE; a tree kind of a name ("pipeline"), -1 if none
@@ -133,7 +150,7 @@ struct CollModel {
 
 struct Model {
     int nodes = 0, ranks_per_node = 0, ranks = 0;
-    std::vector<std::uint64_t> sizes;     // message sizes predicted (the rule grid)
+    std::vector<std::uint64_t> sizes;     // message sizes predicted (the rule grid; barrier: 0 alone)
     std::vector<std::uint64_t> segments;  // segment sizes considered
     std::vector<Submodules> submodules{Submodules{}};  // considered, the MCA parameters' first
     std::vector<int> flats;               // flat collx trees considered (collx_tree_kind_t)
@@ -147,6 +164,9 @@ struct Model {
 
     // Best predicted configuration and its time.
     std::optional<std::pair<Config, double>> best(Coll coll, std::uint64_t bytes) const;
+
+    // The sizes predicted for `coll`: `sizes`, or 0 alone for barrier.
+    std::vector<std::uint64_t> sizes_of(Coll coll) const;
 
     // Tuning rules for this shape: per collective, consecutive sizes with
     // the same best configuration merged into one byte range; range i

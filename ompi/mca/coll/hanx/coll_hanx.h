@@ -50,6 +50,9 @@ typedef struct mca_coll_hanx_component_t {
     char *low_preference;  /* ompi_comm_coll_preference of the intra-node levels */
     char *up_preference;   /* ompi_comm_coll_preference of the leaders' level */
     int low_algorithm;     /* levels below the leaders: -1 module, else a collx tree */
+    /* coll_hanx_default_algorithm (settable): where no tuning rule names an
+     * algorithm, 0 hanx's built-in choice, 1 hierarchical, 2 the previous module */
+    int default_algorithm;
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     int up_algorithm;      /* the leaders' level: -1 module, else a collx tree */
     /* coll_hanx_flat_algorithm's current text (settable: read when a

@@ -65,6 +65,11 @@ static int hanx_register(void)
                             "1: add a socket level inside the nodes where some node has ranks on "
                             "several sockets; 0: nodes and leaders only",
                             1, 0, 1, OPAL_INFO_LVL_6, &c->socket_level);
+    collx_glue_register_int_settable(v, "default_algorithm",
+                            "What runs where no tuning rule names an algorithm: 0 hanx's built-in "
+                            "choice per collective and size, 1 the hierarchical algorithm, 2 the "
+                            "previous module; settable through MPI_T (collx-tune measures with it)",
+                            0, 0, 2, OPAL_INFO_LVL_6, &c->default_algorithm);
     collx_glue_register_int_settable(v, "bcast_segment_size",
                             "Segment size in bytes of the pipelined bcast (0: tuning file, else "
                             "256 KiB from 512 KiB messages on); settable through MPI_T",

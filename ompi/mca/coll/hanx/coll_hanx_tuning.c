@@ -72,6 +72,10 @@ void mca_coll_hanx_tuning_close(void)
  * segments from 512 KiB on, reduce and allreduce in 128 KiB). */
 static const char *default_algorithm(const char *collective, size_t bytes)
 {
+    switch (mca_coll_hanx_component.default_algorithm) {
+    case 1: return "hierarchical";
+    case 2: return "previous";
+    }
     if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
     if (!strcmp(collective, "allgather") && bytes > 16) return "previous";
     return NULL;
@@ -86,7 +90,9 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     out->low = out->up = NULL;
     out->low_tree = mca_coll_hanx_component.low_algorithm;
     out->up_tree = mca_coll_hanx_component.up_algorithm;
-    out->flat_tree = has_flat(collective) ? m->flat_default : -1;
+    /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
+    out->flat_tree = has_flat(collective) && 0 == mca_coll_hanx_component.default_algorithm
+                         ? m->flat_default : -1;
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule))
