@@ -40,10 +40,17 @@ size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P,
     return coll == COLLX_COLL_BCAST ? 65536 : 32768;
 }
 
+// Chosen from collx-tune's measurements on 2x2 and 4x2 emulated nodes,
+// unlimited and at 1 Gbit/s (docs/benchmarks.md, "The front door, every
+// collective"): in all four, allreduce in 32 KiB segments beat 128 KiB ones
+// from 512 KiB on (1.1-1.7x) and beat one segment at 256 KiB, and reduce in
+// 64 KiB segments beat 128 KiB ones at 512 KiB and 2 MiB; bcast's 256 KiB
+// stay (no segment size won in all four).
 size_t collx_hier_segment_bytes(int coll, size_t message_bytes) {
+    if (coll == COLLX_COLL_ALLREDUCE) return message_bytes < 262144 ? 0 : 32768;
     if (message_bytes < 524288) return 0;
     if (coll == COLLX_COLL_BCAST) return 262144;
-    if (coll == COLLX_COLL_REDUCE || coll == COLLX_COLL_ALLREDUCE) return 131072;
+    if (coll == COLLX_COLL_REDUCE) return 65536;
     return 0;
 }
 

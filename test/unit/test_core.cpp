@@ -709,11 +709,15 @@ START_TEST(one_table_of_collectives_and_default_segments) {
                       collx_lp_segment_bytes(8 << 20, 5, a, b));
     ck_assert_uint_ne(collx_lp_segment_bytes(8 << 20, 5, a, b),
                       collx_lp_segment_bytes(8 << 20, 17, a, b));
-    // hanx without a rule: one segment below 512 KiB, then 256 / 128 KiB
+    // hanx without a rule: bcast and reduce one segment below 512 KiB, then
+    // 256 / 64 KiB; allreduce one segment below 256 KiB, then 32 KiB
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_BCAST, 524287), 0);
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_BCAST, 524288), 262144);
-    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_REDUCE, 1 << 20), 131072);
-    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 1 << 20), 131072);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_REDUCE, 524287), 0);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_REDUCE, 1 << 20), 65536);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 262143), 0);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 262144), 32768);
+    ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 1 << 20), 32768);
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLGATHER, 1 << 20), 0);
 }
 END_TEST

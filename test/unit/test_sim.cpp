@@ -60,7 +60,8 @@ START_TEST(default_segments_are_the_components) {
     ck_assert_uint_eq(default_segment(p, t, Coll::Reduce, bin, 8 << 20), 32768);
     Algo h;
     h.hanx = true;
-    ck_assert_uint_eq(default_segment(p, t, Coll::Reduce, h, 1 << 20), 131072);
+    ck_assert_uint_eq(default_segment(p, t, Coll::Reduce, h, 1 << 20), 65536);
+    ck_assert_uint_eq(default_segment(p, t, Coll::Allreduce, h, 1 << 20), 32768);
     ck_assert_uint_eq(default_segment(p, t, Coll::Bcast, h, 1000), 0);
     ck_assert_str_eq(coll_name(Coll::Allreduce), "allreduce");
     Coll c;

@@ -76,11 +76,11 @@ static int hanx_register(void)
                             0, 0, INT32_MAX, OPAL_INFO_LVL_6, &c->bcast_segment_size);
     collx_glue_register_int_settable(v, "reduce_segment_size",
                             "Segment size in bytes of the pipelined reduce (0: tuning file, else "
-                            "128 KiB from 512 KiB messages on); settable through MPI_T",
+                            "64 KiB from 512 KiB messages on); settable through MPI_T",
                             0, 0, INT32_MAX, OPAL_INFO_LVL_6, &c->reduce_segment_size);
     collx_glue_register_int_settable(v, "allreduce_segment_size",
                             "Segment size in bytes of the pipelined allreduce (0: tuning file, "
-                            "else 128 KiB from 512 KiB messages on); settable through MPI_T",
+                            "else 32 KiB from 256 KiB messages on); settable through MPI_T",
                             0, 0, INT32_MAX, OPAL_INFO_LVL_6, &c->allreduce_segment_size);
     collx_glue_register_int(v, "ordered_max_bytes",
                             "Largest buffer (communicator size x message) that hanx gathers to "

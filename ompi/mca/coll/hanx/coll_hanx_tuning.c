@@ -69,7 +69,8 @@ void mca_coll_hanx_tuning_close(void)
  * and alltoall of larger blocks, where funnelling every block through the
  * node leaders costs more than it saves (tuned's direct exchanges win);
  * segments from the core's collx_hier_segment_bytes (bcast in 256 KiB
- * segments from 512 KiB on, reduce and allreduce in 128 KiB). */
+ * segments from 512 KiB on, reduce in 64 KiB from 512 KiB, allreduce in 32 KiB
+ * from 256 KiB). */
 static const char *default_algorithm(const char *collective, size_t bytes)
 {
     switch (mca_coll_hanx_component.default_algorithm) {

@@ -137,8 +137,8 @@ enum {
 size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P, int fanout,
                                 double alpha, double beta);
 /* hanx's pipeline segment without a tuning file's rule: bcast in 256 KiB
- * segments, reduce and allreduce in 128 KiB, from 512 KiB messages on;
- * 0 (one segment) otherwise. */
+ * and reduce in 64 KiB segments from 512 KiB messages on, allreduce in
+ * 32 KiB segments from 256 KiB on; 0 (one segment) otherwise. */
 size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
 
 /* Linear-pipelining segment size that minimises the chain's time
