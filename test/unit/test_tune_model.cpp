@@ -42,7 +42,12 @@ Pipeline measured(int K, double full, double partial) {
 
 // The pipelined collectives (the tests of pipelines and flat trees).
 const std::vector<Coll> &piped() {
-    static const std::vector<Coll> v{Coll::Bcast, Coll::Reduce, Coll::Allreduce};
+    static const std::vector<Coll> v = [] {
+        std::vector<Coll> p;
+        for (Coll c : all_colls())
+            if (pipelined(c)) p.push_back(c);
+        return p;
+    }();
     return v;
 }
 
@@ -327,6 +332,7 @@ END_TEST
 // and a model file keeps them.
 START_TEST(whole_collectives_become_rules) {
     ck_assert(!pipelined(Coll::Allgather) && !pipelined(Coll::Barrier) && pipelined(Coll::Allreduce));
+    ck_assert_uint_eq(piped().size(), 3);  // bcast, reduce, allreduce
     ck_assert(stages(Coll::Alltoall).empty());
     ck_assert(coll_from_name("reduce_scatter_block") == Coll::ReduceScatterBlock);
     ck_assert(!coll_from_name("scan").has_value() && !coll_from_name("nosuch").has_value());

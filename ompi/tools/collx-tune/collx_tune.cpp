@@ -806,7 +806,7 @@ int tune(Job &J, const Options &o) {
     const std::size_t nsub = m.submodules.size();
     std::size_t total = 0, done = 0;
     for (Coll coll : o.colls)
-        total += coll == Coll::Barrier ? 1 : wsizes.size() + (pipelined(coll) ? nsub * o.segments.size() : 0);
+        total += sizes_of(coll, wsizes).size() + (pipelined(coll) ? nsub * o.segments.size() : 0);
     const auto step = [&] { return "[" + std::to_string(++done) + "/" + std::to_string(total) + "] "; };
     // collective by collective (as the validation measures): its whole
     // curves, then its pipelines in place -- hanx itself with segments of
@@ -815,7 +815,7 @@ int tune(Job &J, const Options &o) {
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
         const bool pipe = pipelined(coll);
-        for (std::uint64_t x : coll == Coll::Barrier ? std::vector<std::uint64_t>{0} : wsizes) {
+        for (std::uint64_t x : sizes_of(coll, wsizes)) {
             if ((stopped = stopped || J.stop())) break;
             Buffers B(x, J.size);
             cm.previous.set(x, measure(J, o, coll, Config{true, 0, {}}, B));
@@ -981,7 +981,8 @@ int validate(Job &J, const Options &o) {
     // regret of the file's choice: its measured time over the best
     // configuration measured at that point (the exhaustive search), minus 1
     std::vector<double> regret;
-    std::string worst;  // where the largest regret is
+    double worst = -INFINITY;
+    std::string worst_at;  // where the largest regret is
     int points = 0, within = 0, ruled = 0;
     double measuring = 0;
     const double t0 = MPI_Wtime();
@@ -992,7 +993,7 @@ int validate(Job &J, const Options &o) {
     for (Coll coll : o.colls) {
         std::map<std::uint64_t, std::map<std::string, std::pair<double, double>>> pm;
         std::map<std::uint64_t, std::pair<std::string, std::string>> winners;
-        const std::vector<std::uint64_t> xs = coll == Coll::Barrier ? std::vector<std::uint64_t>{0} : sample;
+        const std::vector<std::uint64_t> xs = sizes_of(coll, sample);
         for (std::uint64_t x : xs) {
             if (J.stop()) break;
             Buffers B(x, J.size);
@@ -1034,9 +1035,9 @@ int validate(Job &J, const Options &o) {
                 ++ruled;
                 if (t[chosen->label()] <= 1.05 * best_t) ++within;
                 const double g = t[chosen->label()] / best_t - 1;
-                if (regret.empty() || g > *std::max_element(regret.begin(), regret.end()))
-                    worst = std::string(name(coll)) + " " + bytes_label(x) + ", " + chosen->label() + " against " +
-                            best.label();
+                if (g > worst)
+                    worst = g, worst_at = std::string(name(coll)) + " " + bytes_label(x) + ", " + chosen->label() +
+                                          " against " + best.label();
                 regret.push_back(g);
                 char b[16];
                 std::snprintf(b, sizeof(b), "%.0f%%", g * 100);
@@ -1065,8 +1066,8 @@ int validate(Job &J, const Options &o) {
             for (double g : regret) lg += std::log1p(g);
             std::printf("  regret against the exhaustive search (the file's choice over the best measured, "
                         "minus 1): median %.1f%%, mean (geometric) %.1f%%, max %.1f%% (%s)\n",
-                        100 * median(regret), 100 * std::expm1(lg / double(regret.size())),
-                        100 * *std::max_element(regret.begin(), regret.end()), worst.c_str());
+                        100 * median(regret), 100 * std::expm1(lg / double(regret.size())), 100 * worst,
+                        worst_at.c_str());
         }
         if (!err_all.empty()) {
             std::printf("  prediction error, all configurations: median %.1f%%, max %.1f%% (%zu)\n",

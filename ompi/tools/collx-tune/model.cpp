@@ -237,8 +237,8 @@ static std::string us(double s) {
     return o.str();
 }
 
-std::vector<std::uint64_t> Model::sizes_of(Coll coll) const {
-    return coll == Coll::Barrier ? std::vector<std::uint64_t>{0} : sizes;
+std::vector<std::uint64_t> sizes_of(Coll c, const std::vector<std::uint64_t> &grid) {
+    return c == Coll::Barrier ? std::vector<std::uint64_t>{0} : grid;
 }
 
 Rules Model::rules() const {

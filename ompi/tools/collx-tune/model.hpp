@@ -52,6 +52,9 @@ const char *name(Coll c);
 std::optional<Coll> coll_from_name(const std::string &s);
 // hanx pipelines it in segments (and has flat collx trees for it)
 bool pipelined(Coll c);
+// The sizes of `grid` that `c` is measured and predicted at: the barrier
+// has one, 0 (its rules' size); every other collective the whole grid.
+std::vector<std::uint64_t> sizes_of(Coll c, const std::vector<std::uint64_t> &grid);
 
 // The levels of each stage of a pipelined collective, in stage order:
 // bcast goes down the leaders then the nodes, reduce up, allreduce reduces
@@ -165,8 +168,8 @@ struct Model {
     // Best predicted configuration and its time.
     std::optional<std::pair<Config, double>> best(Coll coll, std::uint64_t bytes) const;
 
-    // The sizes predicted for `coll`: `sizes`, or 0 alone for barrier.
-    std::vector<std::uint64_t> sizes_of(Coll coll) const;
+    // The sizes predicted for `coll`: sizes_of(coll, sizes).
+    std::vector<std::uint64_t> sizes_of(Coll coll) const { return tune::sizes_of(coll, sizes); }
 
     // Tuning rules for this shape: per collective, consecutive sizes with
     // the same best configuration merged into one byte range; range i
