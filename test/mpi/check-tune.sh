@@ -53,7 +53,7 @@ step "collx-tune measures the front door's flat collx trees, and the other colle
 # "hier" of a collective measured whole is hanx's hierarchical algorithm,
 # also where hanx's built-in choice is the previous module (allgather of
 # blocks above 16 B, alltoall above 256 B): every hanx call of the tuning
-# is hierarchical, and the default comes back afterwards
+# is hierarchical
 hier_measured() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 "$TUNE" --out "$work/w.json" --colls allgather,alltoall \
         --min 1K --max 4K --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/w.out" 2>&1 ||
@@ -64,6 +64,20 @@ hier_measured() {
         { grep -m3 "previous module" "$work/w.out"; return 1; }
 }
 step "collx-tune measures hanx's hierarchical allgather and alltoall, not its built-in previous module" hier_measured
+# ... and says coll_hanx_default_algorithm itself at every hanx measurement:
+# a job started with 2 (every call to the previous module) still measures
+# hanx's levels, its flat trees and its hierarchical allgather
+pinned_default() {
+    local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 2 "$TUNE" \
+        --out "$work/d.json" --colls bcast,allgather --flat pipeline --segments 16K --min 1K --max 64K \
+        --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/d.out" 2>&1 || { tail "$work/d.out"; return 1; }
+    grep -q "coll:hanx: bcast levels (innermost first)" "$work/d.out" &&
+        grep -qE "coll:hanx: bcast count [0-9]+ on .*: one collx pipeline tree over all ranks" "$work/d.out" &&
+        grep -q "coll:hanx: allgather count 256 on" "$work/d.out" || { echo "a configuration was not measured"; return 1; }
+    ! grep -qE "coll:hanx: (bcast|allgather) of [0-9]+ bytes on .*previous module" "$work/d.out" ||
+        { grep -m3 "previous module" "$work/d.out"; return 1; }
+}
+step "collx-tune measures hanx's configurations whatever coll_hanx_default_algorithm the job started with" pinned_default
 
 # every rule names a configuration hanx knows, for this shape, and the
 # ranges cover every size from 0 on

@@ -769,15 +769,16 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 // The latency of one configuration: the previous module, or hanx with
 // its segment size for `coll` set (0: unsegmented), or for a collective
 // that is not pipelined hanx made to run its hierarchical algorithm.
-// Tuning and validation measure through this alone.
+// Every hanx measurement says coll_hanx_default_algorithm itself: 1 for
+// those, 0 (the built-in choice: the communicator's flat tree, or the
+// levels) for the others, whatever the job started with.  Tuning and
+// validation measure through this alone.
 double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
     const bool hier = !c.previous && c.flat < 0;
     if (hier && pipelined(coll)) J.set_segment(coll, c.segment);
-    if (hier && !pipelined(coll)) J.set_default_algorithm(1);
+    if (!c.previous) J.set_default_algorithm(hier && !pipelined(coll) ? 1 : 0);
     const MPI_Comm comm = c.previous ? J.prev : c.flat >= 0 ? J.flat.at(c.flat) : J.hanx_with(c.sub);
-    const double t = J.latency(whole(coll, comm, B), o.windows, o.point_time);
-    if (hier && !pipelined(coll)) J.set_default_algorithm(0);
-    return t;
+    return J.latency(whole(coll, comm, B), o.windows, o.point_time);
 }
 
 // ------------------------------------------------------------------- tune
