@@ -29,8 +29,10 @@ struct Builder {
     // a member of a level-k communicator of two or more ranks
     bool runs(int k) const { return member(k) && size(k) > 1; }
     int me_in(int k) const { return h.rank_in[k][rank]; }
-    void add(int number, int level, int kind, int stage_root, int sbuf, int rbuf) {
-        out.st[out.nstages++] = collx_hier_stage_t{number, level, kind, stage_root, sbuf, rbuf};
+    void add(int number, int level, int kind, int stage_root, int sbuf, int rbuf,
+             int chunk = 0) {
+        out.st[out.nstages++] =
+            collx_hier_stage_t{number, level, kind, stage_root, sbuf, rbuf, chunk};
     }
     void copy(int from, int to) {
         if (from == to) return;
@@ -118,6 +120,24 @@ struct Builder {
                 add(down0 + (L() - 1 - k), k, COLLX_HSTEP_BCAST, 0, COLLX_HBUF_NONE,
                     COLLX_HBUF_RECV);
     }
+    // Split rails (multi-leader): every rank of a node carries one chunk
+    // of each segment across the nodes, so every rank's links work and
+    // each byte crosses a node boundary on one rail only.  The
+    // reduce-scatter cannot write into the data it reads: with IN_PLACE
+    // the message is copied to the accumulator first.
+    void split_allreduce(bool in_place) {
+        const int node = L() == 2 ? 0 : COLLX_HLEVEL_NODE;
+        int from = COLLX_HBUF_SEND;
+        if (in_place) {
+            out.need_acc = 1;
+            copy(COLLX_HBUF_RECV, COLLX_HBUF_ACC);
+            from = COLLX_HBUF_ACC;
+        }
+        add(0, node, COLLX_HSTEP_REDUCE_SCATTER, 0, from, COLLX_HBUF_RECV, 1);
+        add(1, COLLX_HLEVEL_RAIL, COLLX_HSTEP_ALLREDUCE, 0, COLLX_HBUF_IN_PLACE, COLLX_HBUF_RECV,
+            1);
+        add(2, node, COLLX_HSTEP_ALLGATHER, 0, COLLX_HBUF_IN_PLACE, COLLX_HBUF_RECV);
+    }
     void reduce_to_leader(int number, int k) {
         const bool lead = me_in(k) == 0;
         add(number, k, COLLX_HSTEP_REDUCE, 0, lead ? COLLX_HBUF_IN_PLACE : COLLX_HBUF_RECV,
@@ -190,12 +210,39 @@ int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const i
         case COLLX_COLL_BCAST: b.bcast(); break;
         case COLLX_COLL_REDUCE: b.reduce((flags & COLLX_HIER_IN_PLACE) != 0); break;
         case COLLX_COLL_ALLREDUCE:
-            b.allreduce((flags & COLLX_HIER_IN_PLACE) != 0, (flags & COLLX_HIER_SPLIT_TOP) != 0);
+            if (flags & COLLX_HIER_SPLIT_RAIL) {
+                if (collx_hier_split_parts(h) == 0) return COLLX_ERR_ARG;
+                b.split_allreduce((flags & COLLX_HIER_IN_PLACE) != 0);
+            } else {
+                b.allreduce((flags & COLLX_HIER_IN_PLACE) != 0,
+                            (flags & COLLX_HIER_SPLIT_TOP) != 0);
+            }
             break;
         case COLLX_COLL_BARRIER: b.barrier(); break;
         default: return COLLX_ERR_ARG;
     }
     return COLLX_OK;
+}
+
+int collx_hier_split_parts(const collx_hier_t *h) {
+    if (!tables_ok(h)) return 0;
+    std::vector<int> members(static_cast<std::size_t>(h->size), 0);
+    const int *node_leader = h->leader[h->nlevels - 2];
+    for (int r = 0; r < h->size; ++r) ++members[node_leader[r]];
+    int parts = 0, groups = 0;
+    for (int r = 0; r < h->size; ++r) {
+        if (members[r] == 0) continue;
+        if (groups++ > 0 && members[r] != parts) return 0;
+        parts = members[r];
+    }
+    return groups >= 2 && parts >= 2 ? parts : 0;
+}
+
+void collx_hier_chunk(size_t n, int parts, int i, size_t *first, size_t *count) {
+    const size_t p = parts > 0 ? static_cast<size_t>(parts) : 1, q = n / p, extra = n % p;
+    const size_t j = static_cast<size_t>(i);
+    *count = q + (j < extra ? 1 : 0);
+    *first = j * q + std::min(j, extra);
 }
 
 }  // extern "C"

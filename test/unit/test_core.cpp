@@ -678,6 +678,143 @@ START_TEST(hier_plans_run_every_shape_and_root) {
 }
 END_TEST
 
+// Split-rail allreduce plans played symbolically chunk by chunk: every
+// buffer holds, for each of the S chunks, a count of each rank's
+// contribution.  The reduce-scatter gives the node's rank at place i the
+// sum of chunk i, the rail (the ranks at place i of every node) sums its
+// chunk across the nodes, the allgather spreads each rank's chunk to its
+// node.  Every rank must end with one contribution of every rank in every
+// chunk, with and without MPI_IN_PLACE, on 2 and 3 levels and round-robin
+// placements; shapes whose nodes differ in size are refused.
+START_TEST(hier_split_plans_sum_every_chunk) {
+    auto two = [](std::vector<int> node) { return HierShape{2, {node}}; };
+    const std::vector<HierShape> good = {
+        two({0, 0, 1, 1}),                                            // 2x2
+        two({0, 0, 1, 1, 2, 2, 3, 3}),                                // 4x2
+        two({0, 0, 0, 1, 1, 1}),                                      // 2x3
+        two({0, 1, 0, 1}),                                            // round-robin 2x2
+        {3, {{0, 0, 1, 1, 2, 2, 3, 3}, {0, 0, 0, 0, 1, 1, 1, 1}}},  // 2 nodes x 2 sockets x 2
+        {3, {{0, 1, 2, 3}, {0, 0, 1, 1}}},  // 2 nodes x 2 sockets of one rank
+    };
+    for (const HierShape &shape : good) {
+        HierPlay hp(shape);
+        const int P = hp.P, S = collx_hier_split_parts(&hp.h), L = shape.L;
+        ck_assert_int_ge(S, 2);
+        const int *node_of = hp.h.leader[L - 2];
+        std::vector<int> place(P);  // in its node, rank order
+        for (int r = 0; r < P; ++r)
+            for (int q = 0; q < r; ++q) place[r] += node_of[q] == node_of[r];
+        const int node_level = L == 2 ? 0 : COLLX_HLEVEL_NODE;
+        for (int flags : {int(COLLX_HIER_SPLIT_RAIL), COLLX_HIER_SPLIT_RAIL | COLLX_HIER_IN_PLACE}) {
+            using Chunks = std::vector<Counts>;
+            std::vector<std::vector<Chunks>> buf(P, std::vector<Chunks>(5, Chunks(S, Counts(P, 0))));
+            struct Item {
+                int rank;
+                collx_hier_stage_t st;
+            };
+            std::vector<Item> items;
+            for (int r = 0; r < P; ++r) {
+                collx_hier_plan_t plan;
+                ck_assert_int_eq(collx_hier_plan(&hp.h, COLLX_COLL_ALLREDUCE, r, 0, nullptr, flags, &plan),
+                                 COLLX_OK);
+                const int data = (flags & COLLX_HIER_IN_PLACE) ? COLLX_HBUF_RECV : COLLX_HBUF_SEND;
+                for (int c = 0; c < S; ++c) buf[r][data][c][r] = 1;
+                if (plan.copy_to != COLLX_HBUF_NONE) buf[r][plan.copy_to] = buf[r][plan.copy_from];
+                ck_assert_int_eq(plan.need_acc, (flags & COLLX_HIER_IN_PLACE) ? 1 : 0);
+                for (int i = 0; i < plan.nstages; ++i) {
+                    // the reduce-scatter never reads the buffer it writes
+                    if (plan.st[i].kind == COLLX_HSTEP_REDUCE_SCATTER)
+                        ck_assert_int_ne(plan.st[i].sbuf, plan.st[i].rbuf);
+                    items.push_back({r, plan.st[i]});
+                }
+            }
+            std::stable_sort(items.begin(), items.end(),
+                             [](const Item &a, const Item &b) { return a.st.number < b.st.number; });
+            // one sub-collective per (number, group): nodes by leader,
+            // rails by place in the node
+            auto group_of = [&](const Item &it) {
+                return it.st.level == COLLX_HLEVEL_RAIL ? place[it.rank] : node_of[it.rank];
+            };
+            std::vector<bool> used(items.size(), false);
+            for (std::size_t i = 0; i < items.size(); ++i) {
+                if (used[i]) continue;
+                std::vector<const Item *> g;
+                for (std::size_t j = i; j < items.size() && items[j].st.number == items[i].st.number; ++j)
+                    if (!used[j] && items[j].st.level == items[i].st.level &&
+                        group_of(items[j]) == group_of(items[i])) {
+                        used[j] = true;
+                        g.push_back(&items[j]);
+                    }
+                const collx_hier_stage_t &s = items[i].st;
+                for (const Item *m : g) ck_assert_int_eq(m->st.kind, s.kind);
+                auto at = [&](const Item *m) { return place[m->rank]; };
+                switch (s.kind) {
+                    case COLLX_HSTEP_REDUCE_SCATTER: {
+                        ck_assert_int_eq(s.level, node_level);
+                        ck_assert_int_eq(static_cast<int>(g.size()), S);
+                        ck_assert_int_eq(s.chunk, 1);
+                        for (const Item *m : g) {
+                            Counts sum(P, 0);
+                            for (const Item *o : g)
+                                for (int q = 0; q < P; ++q) sum[q] += buf[o->rank][o->st.sbuf][at(m)][q];
+                            buf[m->rank][m->st.rbuf][at(m)] = sum;
+                        }
+                        break;
+                    }
+                    case COLLX_HSTEP_ALLREDUCE: {
+                        ck_assert_int_eq(s.level, COLLX_HLEVEL_RAIL);
+                        ck_assert_int_eq(s.chunk, 1);
+                        ck_assert_int_eq(static_cast<int>(g.size()), P / S);  // one per node
+                        const int c = at(g[0]);
+                        Counts sum(P, 0);
+                        for (const Item *o : g) {
+                            ck_assert_int_eq(o->st.sbuf, COLLX_HBUF_IN_PLACE);
+                            for (int q = 0; q < P; ++q) sum[q] += buf[o->rank][o->st.rbuf][c][q];
+                        }
+                        for (const Item *o : g) buf[o->rank][o->st.rbuf][c] = sum;
+                        break;
+                    }
+                    case COLLX_HSTEP_ALLGATHER: {
+                        ck_assert_int_eq(s.level, node_level);
+                        ck_assert_int_eq(static_cast<int>(g.size()), S);
+                        for (const Item *m : g)
+                            for (const Item *o : g)
+                                buf[o->rank][o->st.rbuf][at(m)] = buf[m->rank][m->st.rbuf][at(m)];
+                        break;
+                    }
+                    default: ck_abort_msg("unexpected stage kind %d in a split plan", s.kind);
+                }
+            }
+            for (int r = 0; r < P; ++r)
+                for (int c = 0; c < S; ++c)
+                    for (int q = 0; q < P; ++q) ck_assert_int_eq(buf[r][COLLX_HBUF_RECV][c][q], 1);
+        }
+    }
+    // groups of different sizes, one group, one rank per group: no split plan
+    for (const HierShape &shape : {two({0, 0, 0, 1}), two({0, 0, 0}), two({0, 1, 2})}) {
+        HierPlay hp(shape);
+        ck_assert_int_eq(collx_hier_split_parts(&hp.h), 0);
+        collx_hier_plan_t plan;
+        ck_assert_int_eq(collx_hier_plan(&hp.h, COLLX_COLL_ALLREDUCE, 0, 0, nullptr,
+                                         COLLX_HIER_SPLIT_RAIL, &plan),
+                         COLLX_ERR_ARG);
+    }
+    // chunks: contiguous, covering n, lengths differing by at most one
+    for (size_t n = 0; n < 40; ++n)
+        for (int parts = 1; parts <= 6; ++parts) {
+            size_t next = 0;
+            for (int i = 0; i < parts; ++i) {
+                size_t first, count;
+                collx_hier_chunk(n, parts, i, &first, &count);
+                ck_assert_uint_eq(first, next);
+                ck_assert(count == n / parts || count == n / parts + 1);
+                next = first + count;
+            }
+            ck_assert_uint_eq(next, n);
+        }
+}
+END_TEST
+
 START_TEST(one_table_of_collectives_and_default_segments) {
     // every name round-trips; unknown names and indices are refused
     const char *const *names = collx_coll_names();
@@ -1008,6 +1145,7 @@ int main() {
     tcase_add_test(exec, lp_segment_size_follows_the_model);
     tcase_add_test(exec, one_table_of_collectives_and_default_segments);
     tcase_add_test(exec, hier_plans_run_every_shape_and_root);
+    tcase_add_test(exec, hier_split_plans_sum_every_chunk);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, capi_rejects_bad_arguments);
     tcase_add_test(exec, dtype_support_matches_what_start_refuses);

@@ -33,7 +33,10 @@ BEGIN_C_DECLS
 /* channels of non-blocking calls: one per level, and the node communicator
  * where it is not a level's (3 levels: socket, node, leaders) */
 #define HANX_NODE HANX_MAX_LEVELS
-#define HANX_NCHAN (HANX_MAX_LEVELS + 1)
+/* ... and the rail of split-rail allreduces (the ranks at the same place
+ * of every level-0 group) */
+#define HANX_RAIL (HANX_MAX_LEVELS + 1)
+#define HANX_NCHAN (HANX_MAX_LEVELS + 2)
 /* sets of sub-communicators per communicator: the MCA parameters' and up
  * to seven more that tuning rules ask for ("low"/"up") */
 #define HANX_MAX_VIEWS 8
@@ -100,6 +103,11 @@ typedef struct hanx_view {
     hanx_chan_t chan[HANX_NCHAN]; /* per level (and node): the turn of non-blocking calls */
     struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
     struct ompi_communicator_t *node;
+    /* my rail (the ranks at my place in every node), made (with the `up`
+     * preference) at the first split-rail call that may make it; NULL before, or where it could not be made
+     * (rail_failed: the levels serve instead) */
+    struct ompi_communicator_t *rail;
+    int rail_failed;
     int failed;        /* could not be made: the first view serves instead */
 } hanx_view_t;
 
@@ -187,6 +195,8 @@ enum stage_kind {
     ST_BARRIER = COLLX_HSTEP_BARRIER,
     ST_SEND = COLLX_HSTEP_SEND,
     ST_RECV = COLLX_HSTEP_RECV,
+    ST_REDUCE_SCATTER = COLLX_HSTEP_REDUCE_SCATTER, /* split rails: my chunk of the sum */
+    ST_ALLGATHER_CHUNKS = COLLX_HSTEP_ALLGATHER,    /* split rails: the chunks, in place */
     ST_GATHERV,    /* the node's packed blocks to its leader (hanx_blocks_t) */
     ST_ALLGATHERV, /* the leaders exchange their nodes' blocks, in place */
     ST_LOCAL       /* local work: the blocks' finish() */
@@ -214,6 +224,7 @@ typedef struct hanx_stage {
     int root;            /* in the level communicator; the peer of a message */
     const char *sbuf;    /* MPI_IN_PLACE, or the segment-0 address */
     char *rbuf;          /* segment-0 address (may be NULL where unused) */
+    int chunk;           /* 1: only my chunk of each segment (split rails) */
 } hanx_stage_t;
 
 /* One call's stages, built once, run by the lock-step loop (blocking) or
@@ -228,7 +239,13 @@ typedef struct hanx_pipeline {
     int tag;                          /* of point-to-point stages */
     size_t count, seg_count;          /* elements; per segment */
     hanx_blocks_t *blk;               /* allgather's blocks, or NULL */
-    int tree[HANX_MAX_LEVELS];        /* per level: a collx tree, or -1 (the level's module) */
+    int tree[HANX_NCHAN];             /* per channel: a collx tree, or -1 (its module) */
+    /* split rails: a segment's chunks over my node's `parts` ranks, mine
+     * is number `part` (my rank in the node); split: the chunks' counts and
+     * displacements of a whole segment ([0, 2 parts)) and of the last
+     * one ([2 parts, 4 parts)), freed with the call; else NULL */
+    int parts, part;
+    int *split;
 } hanx_pipeline_t;
 
 void mca_coll_hanx_pipeline_init(hanx_pipeline_t *p, hanx_view_t *v,
@@ -245,6 +262,10 @@ int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, 
 /* Progress until every non-blocking call has started all its steps on the
  * sub-communicators (before a blocking call uses them). */
 void mca_coll_hanx_nb_drain(mca_coll_hanx_module_t *m);
+/* 1 when a split-rail call can run on view v: v's rail is made (made now,
+ * collectively over comm, when may_create and not tried before). */
+int mca_coll_hanx_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v,
+                       int may_create);
 /* Release the channels of a view. */
 void mca_coll_hanx_chan_free(hanx_view_t *v);
 

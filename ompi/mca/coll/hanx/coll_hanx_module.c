@@ -39,6 +39,8 @@ static void free_subcomms(mca_coll_hanx_module_t *m)
 {
     for (int v = 0; v < m->nviews; ++v) {
         free_comms(m->view[v].lvl, &m->view[v].node);
+        if (m->view[v].rail) ompi_comm_free(&m->view[v].rail);
+        m->view[v].rail = NULL;
         mca_coll_hanx_chan_free(&m->view[v]);
         free(m->view[v].low);
         free(m->view[v].up);
@@ -497,6 +499,31 @@ static hanx_view_t *use_view(mca_coll_hanx_module_t *m, struct ompi_communicator
     }
     m->cur = v;
     return v;
+}
+
+int mca_coll_hanx_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v,
+                       int may_create)
+{
+    if (v->rail || v->rail_failed || !may_create) return NULL != v->rail;
+    /* my place in my node is my rail; rails keep comm's order */
+    const int rank = ompi_comm_rank(comm);
+    opal_info_t info;
+    OBJ_CONSTRUCT(&info, opal_info_t);
+    opal_info_set(&info, "ompi_comm_coll_preference", v->up);
+    m->hier_state = HIER_BUILDING; /* comm's own collectives: the previous module */
+    int rc = ompi_comm_split_with_info(comm, m->low_rank_of[rank], rank, &info, &v->rail, false);
+    m->hier_state = HIER_READY;
+    OBJ_DESTRUCT(&info);
+    if (OMPI_SUCCESS != rc || MPI_COMM_NULL == (MPI_Comm)v->rail) {
+        v->rail = NULL;
+        v->rail_failed = 1;
+        HANX_LOG(1, "coll:hanx: %s: could not make the rail communicator (error %d): split-rail "
+                    "calls run on the levels", comm->c_name, rc);
+        return 0;
+    }
+    HANX_LOG(1, "coll:hanx: %s: rail %d of %d ranks (up \"%s\")", comm->c_name,
+             m->low_rank_of[rank], ompi_comm_size(v->rail), v->up);
+    return 1;
 }
 
 int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)

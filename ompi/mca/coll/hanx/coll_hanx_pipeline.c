@@ -46,7 +46,9 @@ void mca_coll_hanx_pipeline_init(hanx_pipeline_t *p, hanx_view_t *v, struct ompi
     p->count = count;
     p->seg_count = 0;
     p->blk = NULL;
-    for (int k = 0; k < HANX_MAX_LEVELS; ++k) p->tree[k] = -1;
+    p->parts = p->part = 0;
+    p->split = NULL;
+    for (int k = 0; k < HANX_NCHAN; ++k) p->tree[k] = -1;
 }
 
 void mca_coll_hanx_add_stage(hanx_pipeline_t *p, int number, int level, enum stage_kind kind, int root,
@@ -59,6 +61,7 @@ void mca_coll_hanx_add_stage(hanx_pipeline_t *p, int number, int level, enum sta
     s->root = root;
     s->sbuf = sbuf;
     s->rbuf = rbuf;
+    s->chunk = 0;
 }
 
 static const char *shift(const void *base, size_t off)
@@ -120,14 +123,34 @@ int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
 static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t first, int n,
                      ompi_request_t **req)
 {
-    const size_t off = first * (size_t)mca_coll_hanx_extent(p->dtype);
-    const void *sb = shift(s->sbuf, off);
-    void *rb = (void *)shift(s->rbuf, off);
+    /* split rails: the segment's chunk counts and displacements (the last
+     * segment's may differ); a chunk stage writes my chunk of it (and
+     * reads it too, but for the reduce-scatter, which reads it all) */
+    const int *cnt = NULL, *dsp = NULL;
+    const ptrdiff_t ext = mca_coll_hanx_extent(p->dtype);
+    size_t roff = 0;
+    if (p->split) {
+        const int *a = p->split + ((size_t)n == p->seg_count ? 0 : 2 * p->parts);
+        cnt = a;
+        dsp = a + p->parts;
+        if (s->chunk) {
+            roff = (size_t)dsp[p->part] * (size_t)ext;
+            n = cnt[p->part];
+        }
+    }
+    const size_t off = first * (size_t)ext;
+    const void *sb = shift(s->sbuf, off + (ST_REDUCE_SCATTER == s->kind ? 0 : roff));
+    void *rb = (void *)shift(s->rbuf, off + roff);
     if (HANX_LOCAL == s->level) return p->blk->finish(p->blk);
+    if (s->chunk && 0 == n && ST_ALLREDUCE == s->kind) { /* a segment shorter than parts */
+        if (req) *req = &ompi_request_empty;
+        return OMPI_SUCCESS;
+    }
     struct ompi_communicator_t *c = HANX_P2P == s->level    ? p->comm
                                     : HANX_NODE == s->level ? p->view->node
+                                    : HANX_RAIL == s->level ? p->view->rail
                                                             : p->view->lvl[s->level];
-    if (s->level >= 0 && s->level < HANX_MAX_LEVELS && p->tree[s->level] >= 0 &&
+    if (s->level >= 0 && s->level < HANX_NCHAN && p->tree[s->level] >= 0 &&
         (ST_BCAST == s->kind || ST_REDUCE == s->kind || ST_ALLREDUCE == s->kind)) {
         /* (no node map on a level: topo is binomial there) */
         const int coll = ST_BCAST == s->kind    ? COLLX_COLL_BCAST
@@ -152,6 +175,16 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
                                           MPI_BYTE, c, req, cc->coll_iallgatherv_module)
                    : cc->coll_allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b->all, b->ncnt, b->ndsp,
                                          MPI_BYTE, c, cc->coll_allgatherv_module);
+    case ST_REDUCE_SCATTER: /* my chunk of the segment into its place in rb */
+        return req ? cc->coll_ireduce_scatter(sb, rb, cnt, p->dtype, p->op, c, req,
+                                              cc->coll_ireduce_scatter_module)
+                   : cc->coll_reduce_scatter(sb, rb, cnt, p->dtype, p->op, c,
+                                             cc->coll_reduce_scatter_module);
+    case ST_ALLGATHER_CHUNKS: /* (rb: the segment) */
+        return req ? cc->coll_iallgatherv(MPI_IN_PLACE, 0, p->dtype, rb, cnt, dsp, p->dtype, c,
+                                          req, cc->coll_iallgatherv_module)
+                   : cc->coll_allgatherv(MPI_IN_PLACE, 0, p->dtype, rb, cnt, dsp, p->dtype, c,
+                                         cc->coll_allgatherv_module);
     case ST_LOCAL:
         break;
     case ST_BCAST:
@@ -247,6 +280,7 @@ static void nb_free(void *a)
 {
     hanx_nb_t *c = a;
     if (c->p.blk) c->p.blk->release(c->p.blk);
+    free(c->p.split);
     free(c->to_free);
     free(c);
 }
@@ -389,6 +423,7 @@ int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, 
     hanx_nb_t *c = malloc(sizeof(*c));
     if (NULL == c) {
         free(to_free);
+        free(p->split);
         if (p->blk) p->blk->release(p->blk);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -452,10 +487,12 @@ static int mine(const hanx_view_t *v, int k) { return NULL != v->lvl[k]; }
 /* The core's stages of coll for this rank (collx_hier_plan: the one
  * description of the hierarchical bcast, reduce, allreduce and barrier,
  * which the simulator runs too), on p's view with the caller's buffers and
- * the choice's algorithms on the levels.  *to_free: the accumulator it
- * allocated (the caller frees it after the call). */
+ * the choice's algorithms on the levels (the rail's: the leaders' level's);
+ * split: allreduce as split rails (the caller checked it can run).
+ * *to_free: the accumulator it allocated (the caller frees it after the
+ * call). */
 static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const void *sbuf,
-                 void *rbuf, int root, const hanx_choice_t *ch, char **to_free)
+                 void *rbuf, int root, const hanx_choice_t *ch, int split, char **to_free)
 {
     const hanx_view_t *v = p->view;
     const collx_hier_t h = mca_coll_hanx_hier(m, ompi_comm_size(p->comm));
@@ -465,11 +502,17 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
      * allreduce is not safe) */
     const int flags = (MPI_IN_PLACE == sbuf ? COLLX_HIER_IN_PLACE : 0) |
                       (COLLX_COLL_ALLREDUCE == coll && mca_coll_hanx_scratch_unsafe(p->dtype)
-                           ? COLLX_HIER_SPLIT_TOP : 0);
+                           ? COLLX_HIER_SPLIT_TOP : 0) |
+                      (split ? COLLX_HIER_SPLIT_RAIL : 0);
     collx_hier_plan_t plan;
     *to_free = NULL;
     for (int k = 0; k < m->nlevels; ++k)
         p->tree[k] = k == m->nlevels - 1 ? ch->up_tree : ch->low_tree;
+    p->tree[HANX_RAIL] = ch->up_tree;
+    if (split) {
+        p->parts = collx_hier_split_parts(&h);
+        p->part = m->low_rank_of[ompi_comm_rank(p->comm)];
+    }
 #define LEVEL_ALGO(k) ((k) < m->nlevels ? (p->tree[k] < 0 ? "module" : collx_tree_name(p->tree[k])) : "")
     HANX_LOG(10, "coll:hanx: %s levels (innermost first): %s%s%s%s%s", collx_coll_name(coll),
              LEVEL_ALGO(0), ", ", LEVEL_ALGO(1), m->nlevels > 2 ? ", " : "", LEVEL_ALGO(2));
@@ -486,8 +529,12 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
         mca_coll_hanx_copy(p->dtype, p->count, bufs[plan.copy_to], bufs[plan.copy_from]);
     for (int i = 0; i < plan.nstages; ++i) {
         const collx_hier_stage_t *s = &plan.st[i];
-        mca_coll_hanx_add_stage(p, s->number, s->level, (enum stage_kind)s->kind, s->root,
+        const int level = COLLX_HLEVEL_RAIL == s->level   ? HANX_RAIL
+                          : COLLX_HLEVEL_NODE == s->level ? HANX_NODE
+                                                          : s->level;
+        mca_coll_hanx_add_stage(p, s->number, level, (enum stage_kind)s->kind, s->root,
                                 bufs[s->sbuf], bufs[s->rbuf]);
+        p->st[p->n - 1].chunk = s->chunk;
     }
     return OMPI_SUCCESS;
 }
@@ -500,6 +547,7 @@ static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char
 {
     if (OMPI_SUCCESS != rc) {
         free(to_free);
+        free(p->split);
         return rc;
     }
     if (request) return mca_coll_hanx_start_nb(m, p, to_free, request);
@@ -512,6 +560,7 @@ static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char
     }
     rc = mca_coll_hanx_run_pipeline(p);
     free(to_free);
+    free(p->split);
     return rc;
 }
 
@@ -569,7 +618,7 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
-    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, 0, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -592,7 +641,7 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
-    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, 0, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
@@ -620,7 +669,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     hanx_pipeline_t p;
     char *to_free;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
-    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, 0, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -650,13 +699,58 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     char *to_free;
     /* a tag of its own: several may be outstanding on comm */
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
-    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, &to_free);
+    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, 0, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
 }
 
 /* --------------------------------------------------------- allreduce */
+
+/* 1 when the choice is split rails ("split") and they can run here: every
+ * node of one size >= 2, at least two of them, a datatype tuned's reduce_scatter takes (its scratch buffer
+ * ignores the true lower bound), and the rail made (made now when
+ * may_create: a blocking call; a non-blocking one before it runs on the
+ * levels).  Else the levels' allreduce, said at verbose 10. */
+static int split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                    const hanx_choice_t *ch, struct ompi_datatype_t *dtype, int may_create)
+{
+    if (NULL == ch->algorithm || strcmp(ch->algorithm, "split")) return 0;
+    const collx_hier_t h = mca_coll_hanx_hier(m, ompi_comm_size(comm));
+    const char *why = 0 == collx_hier_split_parts(&h) ? "nodes of different sizes (or one rank each)"
+                      : mca_coll_hanx_scratch_unsafe(dtype) ? "datatype with true lower bound != 0"
+                      : !mca_coll_hanx_rail(m, comm, m->cur, may_create)
+                          ? (m->cur->rail_failed ? "no rail communicator" : "rail not made yet")
+                          : NULL;
+    if (why) HANX_LOG(10, "coll:hanx: allreduce on %s: split rails cannot run (%s): the levels",
+                      comm->c_name, why);
+    return NULL == why;
+}
+
+/* allreduce's stages (the levels', or split rails where the choice says so
+ * and they can run), its segments and the split's chunk tables. */
+static int build_allreduce(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, const void *sbuf,
+                           void *rbuf, const hanx_choice_t *ch, int blocking, char **to_free)
+{
+    const int split = split_ok(m, p->comm, ch, p->dtype, blocking);
+    HANX_LOG(10, "coll:hanx: %sallreduce count %zu on %s%s", blocking ? "" : "i", p->count,
+             p->comm->c_name, split ? ": split rails" : "");
+    int rc = build(m, p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, ch, split, to_free);
+    p->seg_count = segment_count(ch, mca_coll_hanx_component.allreduce_segment_size, 1, p->dtype,
+                                 p->count);
+    if (OMPI_SUCCESS != rc || !split || 0 == p->count) return rc;
+    const int S = p->parts;
+    if (NULL == (p->split = malloc(4 * (size_t)S * sizeof(int)))) return OMPI_ERR_OUT_OF_RESOURCE;
+    const size_t last = p->count - (nsegments(p) - 1) * p->seg_count;
+    for (int which = 0; which < 2; ++which)
+        for (int i = 0; i < S; ++i) {
+            size_t first, n;
+            collx_hier_chunk(which ? last : p->seg_count, S, i, &first, &n);
+            p->split[2 * S * which + i] = (int)n;
+            p->split[2 * S * which + S + i] = (int)first;
+        }
+    return OMPI_SUCCESS;
+}
 
 int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, struct ompi_communicator_t *comm,
@@ -690,13 +784,10 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
         }
         return m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
     }
-    HANX_LOG(10, "coll:hanx: allreduce count %d on %s", count, comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, 0);
     char *to_free;
-    rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &ch, &to_free);
-    p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
-                                (size_t)count);
+    rc = build_allreduce(m, &p, sbuf, rbuf, &ch, 1, &to_free);
     return run(m, &p, rc, to_free, NULL);
 }
 
@@ -719,13 +810,10 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
     if (NULL == v)
         return m->prev.iallreduce(sbuf, rbuf, count, dtype, op, comm, request,
                                   m->prev.iallreduce_module);
-    HANX_LOG(10, "coll:hanx: iallreduce count %d on %s", count, comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, 0);
     char *to_free;
-    rc = build(m, &p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, &ch, &to_free);
-    p.seg_count = segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
-                                (size_t)count);
+    rc = build_allreduce(m, &p, sbuf, rbuf, &ch, 0, &to_free);
     return run(m, &p, rc, to_free, request);
 }
 
@@ -740,7 +828,7 @@ int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, MPI_BYTE, NULL, 1, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &ch, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &ch, 0, &to_free);
     p.seg_count = 1;
     return run(m, &p, rc, to_free, NULL);
 }
@@ -756,7 +844,7 @@ int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **re
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, MPI_BYTE, NULL, 1, 0);
     char *to_free;
-    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &ch, &to_free);
+    const int rc = build(m, &p, COLLX_COLL_BARRIER, NULL, NULL, 0, &ch, 0, &to_free);
     p.seg_count = 1;
     return run(m, &p, rc, to_free, request);
 }

@@ -20,15 +20,23 @@
 
 /* What an "algorithm" may say: for every collective "hierarchical" and
  * "previous"; for bcast, reduce and allreduce also "flat:TREE", the whole
- * call as one collx tree over all ranks (TREE: collx_tree_name). */
+ * call as one collx tree over all ranks (TREE: collx_tree_name); for
+ * allreduce also "split", split rails (coll_hanx_pipeline.c). */
 static char flat_names[COLLX_TREE_COUNT][32];
-static const char *algorithms[2 + COLLX_TREE_COUNT] = {"hierarchical", "previous"};
 
 static int has_flat(const char *collective)
 {
     return !strcmp(collective, "bcast") || !strcmp(collective, "reduce") ||
            !strcmp(collective, "allreduce");
 }
+static const char *algorithms[3 + COLLX_TREE_COUNT] = {"hierarchical", "previous"};
+
+static int known_algorithms(const char *collective)
+{
+    if (!strcmp(collective, "allreduce")) return 3 + COLLX_TREE_COUNT;
+    return has_flat(collective) ? 2 + COLLX_TREE_COUNT : 2;
+}
+
 
 int mca_coll_hanx_tuning_open(void)
 {
@@ -40,10 +48,10 @@ int mca_coll_hanx_tuning_open(void)
         snprintf(flat_names[k], sizeof(flat_names[k]), COLLX_FLAT_PREFIX "%s", collx_tree_name(k));
         algorithms[2 + k] = flat_names[k];
     }
+    algorithms[2 + COLLX_TREE_COUNT] = "split";
     collx_rules_t *r = collx_rules_load(c->tuning_file, err, sizeof(err));
     for (const char *const *coll = collx_coll_names(); r && *coll; ++coll)
-        if (collx_rules_check_algorithms(r, *coll, algorithms,
-                                         has_flat(*coll) ? 2 + COLLX_TREE_COUNT : 2, err,
+        if (collx_rules_check_algorithms(r, *coll, algorithms, known_algorithms(*coll), err,
                                          sizeof(err))) {
             collx_rules_free(r);
             r = NULL;

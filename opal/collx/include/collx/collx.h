@@ -246,16 +246,26 @@ int collx_hier_level_size(const collx_hier_t *h, int k, int rank);
  * communicator; the peer of a message), reading sbuf and writing rbuf:
  * symbolic buffers the runner maps to its own (COLLX_HBUF_*). */
 enum { COLLX_HSTEP_BCAST, COLLX_HSTEP_REDUCE, COLLX_HSTEP_ALLREDUCE, COLLX_HSTEP_BARRIER,
-       COLLX_HSTEP_SEND, COLLX_HSTEP_RECV };
+       COLLX_HSTEP_SEND, COLLX_HSTEP_RECV,
+       COLLX_HSTEP_REDUCE_SCATTER, /* split plans: each member gets its chunk of the sum */
+       COLLX_HSTEP_ALLGATHER };    /* split plans: every member's chunk to all, in place */
 enum { COLLX_HBUF_NONE,     /* no buffer (NULL) */
        COLLX_HBUF_IN_PLACE, /* MPI_IN_PLACE */
        COLLX_HBUF_SEND,     /* the caller's send buffer */
        COLLX_HBUF_RECV,     /* the caller's receive buffer */
        COLLX_HBUF_ACC };    /* a scratch accumulator of the whole message */
 #define COLLX_HLEVEL_P2P (-1)
+/* split plans: the rail, the ranks at the same place of every node (one
+ * rank per node, in rank order), and the node as one communicator where it
+ * is not level 0 (3 levels: socket, node, leaders) */
+#define COLLX_HLEVEL_RAIL (-3)
+#define COLLX_HLEVEL_NODE (-4)
 typedef struct collx_hier_stage {
     int number; /* the same on every member of the stage's communicator */
     int level, kind, root, sbuf, rbuf;
+    int chunk; /* 1: the stage writes only this rank's chunk of each segment
+                * (collx_hier_chunk over its node, the chunk of its place
+                * there); 0: all of it */
 } collx_hier_stage_t;
 typedef struct collx_hier_plan {
     int nstages;
@@ -264,13 +274,25 @@ typedef struct collx_hier_plan {
     int need_acc;           /* COLLX_HBUF_ACC is used: the caller provides it */
 } collx_hier_plan_t;
 enum { COLLX_HIER_IN_PLACE = 1, /* the caller passed MPI_IN_PLACE */
-       COLLX_HIER_SPLIT_TOP = 2 /* allreduce: the top level as reduce + bcast */ };
+       COLLX_HIER_SPLIT_TOP = 2, /* allreduce: the top level as reduce + bcast */
+       /* allreduce as split rails (multi-leader): each segment
+        * reduce-scattered over the node, each chunk allreduced on its
+        * rail, the chunks allgathered over the node; only where
+        * collx_hier_split_parts() > 0 */
+       COLLX_HIER_SPLIT_RAIL = 4 };
 /* Rank's stages of `coll` (bcast, reduce, allreduce or barrier) with
  * `root` (bcast, reduce).  level_size[k]: the size of rank's level-k
  * communicator (NULL: from the tables).  COLLX_ERR_ARG for another
  * collective or a bad rank, root or table. */
 int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const int *level_size,
                     int flags, collx_hier_plan_t *out);
+/* The split plans' shape: the size S of every node (the groups of level
+ * L-2) when all have the same S >= 2 and there are at least two nodes (so
+ * every rail spans every node); else 0 (no split plan). */
+int collx_hier_split_parts(const collx_hier_t *h);
+/* Chunk i of `parts` of n elements: *first, *count (the first n % parts
+ * chunks one element longer). */
+void collx_hier_chunk(size_t n, int parts, int i, size_t *first, size_t *count);
 
 /* 1 when the operation has finished (all its transfers completed); then
  * *status is COLLX_OK or the first error. */
