@@ -98,6 +98,8 @@ noncomm() {  # noncomm EXPECT(levels|folded) cluster-options... -- mpirun-option
 }
 step "the front door's flat collx trees (tuning file), 3+1 round-robin: the topo tree on the real nodes" \
     flat_trees nodes -n 2 --slots 3,1 --timeout 300 -- --map-by node --mca coll_hanx_priority 100
+step "split-rail allreduce (tuning file), 2x2 round-robin: rails across the real nodes" \
+    split_rails ran nodes -n 2 -m 2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100
 step "hanx non-commutative reductions and scans go through the levels on 3+1 blocks" \
     noncomm levels -n 2 --slots 3,1 --timeout 300 --
 step "hanx non-commutative reductions and scans on round-robin: gathered and folded in order" \

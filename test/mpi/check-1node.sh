@@ -182,6 +182,15 @@ step "the front door runs flat collx trees a tuning file names (5 ranks as 2+2+1
     flat_trees local_run 300 5 $HANX 2
 step "... and on 3 nodes round-robin (the topo tree on hanx's node map)" \
     flat_trees local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1
+step "split-rail allreduce (tuning file), 4 ranks as 2x2, blocking and non-blocking" \
+    split_rails ran local_run 300 4 $HANX 2
+step "... 6 ranks as 2x3 round-robin, small segments (chunks of one element, last segments shorter than a node)" \
+    split_rails ran local_run 300 6 $HANX 3 --mca coll_hanx_round_robin 1 --mca coll_hanx_allreduce_segment_size 24
+step "... 3 levels, 8 ranks as 2 nodes x 2 sockets x 2, collx trees on the levels and the rail, on the schedules" \
+    split_rails ran local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 $HANX_TREES \
+    --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_allreduce_segment_size 56
+step "... 5 ranks as 2+2+1: nodes of different sizes, the levels' allreduce serves" \
+    split_rails levels local_run 300 5 $HANX 2
 # (pipelined: a call of one segment runs lock-step either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
 step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules, 3 levels with collx trees" \

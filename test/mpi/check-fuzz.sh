@@ -113,6 +113,9 @@ step "determinism hanx, 8 ranks as 2 nodes x 2 sockets x 2, adaptx on the levels
     --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json"
 step "determinism hanx, flat collx trees from a tuning file (the front door), 5 ranks as 2+2+1" \
     determinism 300 5 $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/flat.json"
+step "determinism hanx, split-rail allreduce, 6 ranks as 3x2, small segments" \
+    determinism 300 6 $HANX 2 --mca coll_hanx_allreduce_segment_size 4096 \
+    --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/split.json"
 step "determinism hanx, 3 levels, collx trees on the levels, blocking calls on the schedules" \
     determinism 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 $HANX_TREES \
     --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_reduce_segment_size 4000 \

@@ -83,6 +83,27 @@ flat_trees() {  # flat_trees RUNNER...: results right, every rule's tree (and th
     echo "$out" | grep -Eq "coll:hanx: i?(reduce|allreduce) levels" && { echo "a reduction left its flat tree"; ok=1; }
     return $ok
 }
+# split rails: a rule's "split" runs allreduce as a reduce-scatter in the
+# node, an allreduce per rail and an allgather in the node
+# (test/mpi/tuning/split.json), blocking and non-blocking
+SPLIT_COLLS="barrier,allreduce,iallreduce,overlap"
+split_rails() {  # split_rails ran|levels RUNNER...: results right; split rails ran (or, on
+                 # nodes of different sizes, the levels served every allreduce)
+    local expect=$1 out ok=0; shift
+    out=$(logged "$@" --mca coll_hanx_verbose 10 \
+          --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/split.json" \
+          "$CHECKER" --quick --colls "$SPLIT_COLLS" --seed 29)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    if [ "$expect" = ran ]; then
+        echo "$out" | grep -Eq "coll:hanx: allreduce count [0-9]+ on .*: split rails$" || { echo "no split allreduce"; ok=1; }
+        echo "$out" | grep -Eq "coll:hanx: iallreduce count [0-9]+ on .*: split rails$" || { echo "no split iallreduce"; ok=1; }
+    else
+        echo "$out" | grep -Eq ": split rails$" && { echo "split rails on nodes of different sizes"; ok=1; }
+        echo "$out" | grep -q "split rails cannot run (nodes of different sizes" || { echo "no hand-over said"; ok=1; }
+    fi
+    return $ok
+}
 # The component really served the calls: with verbose 10 it logs each one.
 served_by() {  # served_by COMPONENT COLLECTIVE runner...
     local comp=$1 coll=$2; shift 2
