@@ -191,6 +191,24 @@ step "... 3 levels, 8 ranks as 2 nodes x 2 sockets x 2, collx trees on the level
     --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_allreduce_segment_size 56
 step "... 5 ranks as 2+2+1: nodes of different sizes, the levels' allreduce serves" \
     split_rails levels local_run 300 5 $HANX 2
+split_default() (  # coll_hanx_default_algorithm 3, no tuning file: allreduce split, the rest hierarchical
+    local out ok=0
+    unset OMPI_MCA_coll_hanx_tuning_file
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 3 \
+          "$CHECKER" --quick --colls "barrier,allreduce,iallreduce,bcast" --seed 33)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    echo "$out" | grep -Eq "coll:hanx: allreduce count [0-9]+ on .*: split rails$" || { echo "no split allreduce"; ok=1; }
+    # on the levels only where split rails cannot: a datatype tuned's reduce_scatter mishandles
+    local levels cannot
+    levels=$(echo "$out" | grep -Ec "coll:hanx: allreduce count [0-9]+ on [^:]*$")
+    cannot=$(echo "$out" | grep -c "coll:hanx: allreduce on .*: split rails cannot run (datatype with true lower bound")
+    [ "$levels" = "$cannot" ] || { echo "$levels allreduces on the levels, $cannot of them said why"; ok=1; }
+    echo "$out" | grep -q "coll:hanx: bcast levels (innermost first)" || { echo "no hierarchical bcast"; ok=1; }
+    return $ok
+)
+step "coll_hanx_default_algorithm 3: every allreduce split rails, the other collectives hierarchical" \
+    split_default
 # (pipelined: a call of one segment runs lock-step either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
 step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules, 3 levels with collx trees" \

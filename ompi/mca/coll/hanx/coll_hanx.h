@@ -54,7 +54,8 @@ typedef struct mca_coll_hanx_component_t {
     char *up_preference;   /* ompi_comm_coll_preference of the leaders' level */
     int low_algorithm;     /* levels below the leaders: -1 module, else a collx tree */
     /* coll_hanx_default_algorithm (settable): where no tuning rule names an
-     * algorithm, 0 hanx's built-in choice, 1 hierarchical, 2 the previous module */
+     * algorithm, 0 hanx's built-in choice, 1 hierarchical, 2 the previous
+     * module, 3 allreduce as split rails and the rest hierarchical */
     int default_algorithm;
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     int up_algorithm;      /* the leaders' level: -1 module, else a collx tree */

@@ -68,8 +68,10 @@ static int hanx_register(void)
     collx_glue_register_int_settable(v, "default_algorithm",
                             "What runs where no tuning rule names an algorithm: 0 hanx's built-in "
                             "choice per collective and size, 1 the hierarchical algorithm, 2 the "
-                            "previous module; settable through MPI_T (collx-tune measures with it)",
-                            0, 0, 2, OPAL_INFO_LVL_6, &c->default_algorithm);
+                            "previous module, 3 allreduce as split rails (where nodes are of one "
+                            "size) and the rest hierarchical; settable through MPI_T (collx-tune "
+                            "measures with it)",
+                            0, 0, 3, OPAL_INFO_LVL_6, &c->default_algorithm);
     collx_glue_register_int_settable(v, "bcast_segment_size",
                             "Segment size in bytes of the pipelined bcast (0: tuning file, else "
                             "256 KiB from 512 KiB messages on); settable through MPI_T",

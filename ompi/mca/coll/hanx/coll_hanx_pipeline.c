@@ -722,8 +722,8 @@ static int split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
                       : !mca_coll_hanx_rail(m, comm, m->cur, may_create)
                           ? (m->cur->rail_failed ? "no rail communicator" : "rail not made yet")
                           : NULL;
-    if (why) HANX_LOG(10, "coll:hanx: allreduce on %s: split rails cannot run (%s): the levels",
-                      comm->c_name, why);
+    if (why) HANX_LOG(10, "coll:hanx: %sallreduce on %s: split rails cannot run (%s): the levels",
+                      may_create ? "" : "i", comm->c_name, why);
     return NULL == why;
 }
 

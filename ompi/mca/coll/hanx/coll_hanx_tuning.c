@@ -84,6 +84,7 @@ static const char *default_algorithm(const char *collective, size_t bytes)
     switch (mca_coll_hanx_component.default_algorithm) {
     case 1: return "hierarchical";
     case 2: return "previous";
+    case 3: return strcmp(collective, "allreduce") ? "hierarchical" : "split";
     }
     if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
     if (!strcmp(collective, "allgather") && bytes > 16) return "previous";
