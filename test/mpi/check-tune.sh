@@ -23,13 +23,15 @@ tune_small() {
 step "collx-tune writes a tuning file and its model (2 synthetic nodes x 2)" tune_small
 # the front door's flat collx trees are measured too (default pipeline,
 # knomial, topo): a curve of each for every pipelined collective in the
-# model; the others (measured whole) have previous and hierarchical curves
-# only, the barrier one point at size 0
+# model; allreduce's split rails too (2 nodes of 2: hanx runs them), a
+# curve of allreduce alone; the others (measured whole) have previous and
+# hierarchical curves only, the barrier one point at size 0
 flat_curves() {
     python3 - "$work/t.model.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
 assert m["flat_trees"] == ["pipeline", "knomial", "topo"], m["flat_trees"]
+assert m["version"] == 6 and m["split_rails"] is True, (m["version"], m.get("split_rails"))
 piped = ["bcast", "reduce", "allreduce"]
 whole = ["allgather", "alltoall", "barrier", "reduce_scatter_block"]
 assert sorted(m["collectives"]) == sorted(piped + whole), list(m["collectives"])
@@ -38,17 +40,21 @@ for name in piped:
     for t in m["flat_trees"]:
         assert len(c["flat"][t]) >= 5, (name, t, c["flat"].get(t))
     assert c["hier"][0]["pipelines"], name
+    assert ("split" in c) == (name == "allreduce"), (name, c.get("split"))
+split = m["collectives"]["allreduce"]["split"]
+assert len(split) == len(m["collectives"]["allreduce"]["previous"]) >= 5 and all(s > 0 for _, s in split), split
 for name in whole:
     c = m["collectives"][name]
     n = 1 if name == "barrier" else 5
-    assert not c["flat"] and "stages" not in c and not c["hier"][0]["pipelines"], (name, c)
+    assert not c["flat"] and "split" not in c and "stages" not in c and not c["hier"][0]["pipelines"], (name, c)
     assert len(c["previous"]) >= n and len(c["hier"][0]["whole"]) >= n, (name, c)
     if name == "barrier":
         assert c["previous"][0][0] == 0 and len(c["previous"]) == 1, c
-print("flat curves of", ", ".join(m["flat_trees"]), "for", ", ".join(piped), "; whole curves for", ", ".join(whole))
+print("flat curves of", ", ".join(m["flat_trees"]), "for", ", ".join(piped), "; split rails for allreduce; "
+      "whole curves for", ", ".join(whole))
 PY
 }
-step "collx-tune measures the front door's flat collx trees, and the other collectives whole" flat_curves
+step "collx-tune measures the front door's flat collx trees, allreduce's split rails, and the other collectives whole" flat_curves
 
 # "hier" of a collective measured whole is hanx's hierarchical algorithm,
 # also where hanx's built-in choice is the previous module (allgather of
@@ -66,18 +72,46 @@ hier_measured() {
 step "collx-tune measures hanx's hierarchical allgather and alltoall, not its built-in previous module" hier_measured
 # ... and says coll_hanx_default_algorithm itself at every hanx measurement:
 # a job started with 2 (every call to the previous module) still measures
-# hanx's levels, its flat trees and its hierarchical allgather
+# hanx's levels, its flat trees, its hierarchical allgather and allreduce
+# as split rails (3 for those: run as such, never handed to the levels)
 pinned_default() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 2 "$TUNE" \
-        --out "$work/d.json" --colls bcast,allgather --flat pipeline --segments 16K --min 1K --max 64K \
+        --out "$work/d.json" --colls bcast,allgather,allreduce --flat pipeline --segments 16K --min 1K --max 64K \
         --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/d.out" 2>&1 || { tail "$work/d.out"; return 1; }
     grep -q "coll:hanx: bcast levels (innermost first)" "$work/d.out" &&
         grep -qE "coll:hanx: bcast count [0-9]+ on .*: one collx pipeline tree over all ranks" "$work/d.out" &&
-        grep -q "coll:hanx: allgather count 256 on" "$work/d.out" || { echo "a configuration was not measured"; return 1; }
+        grep -q "coll:hanx: allgather count 256 on" "$work/d.out" &&
+        grep -qE "coll:hanx: allreduce count [0-9]+ on .*: split rails" "$work/d.out" ||
+        { echo "a configuration was not measured"; return 1; }
+    # (not allreduce: the warm-up's small allreduces run under the job's 2)
     ! grep -qE "coll:hanx: (bcast|allgather) of [0-9]+ bytes on .*previous module" "$work/d.out" ||
         { grep -m3 "previous module" "$work/d.out"; return 1; }
+    ! grep -q "split rails cannot run" "$work/d.out" || { grep -m3 "split rails cannot run" "$work/d.out"; return 1; }
 }
 step "collx-tune measures hanx's configurations whatever coll_hanx_default_algorithm the job started with" pinned_default
+
+# split rails only where hanx runs them: not on 3 ranks (nodes of 2 and 1:
+# hanx hands a "split" allreduce to the levels), nor with --split no; the
+# model says they were not measured, and no rule names them
+split_where() {
+    local tiny=(--colls allreduce --flat none --segments 16K --min 1K --max 4K --measure-max 4K --windows 3
+                --point-time 0.001)
+    local_run 300 3 "${nodes2[@]}" "$TUNE" --out "$work/x.json" "${tiny[@]}" > "$work/x.out" 2>&1 &&
+        grep -q "split rails not measured: the nodes are not all of one size" "$work/x.out" ||
+        { tail "$work/x.out"; return 1; }
+    local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/n.json" "${tiny[@]}" --split no --quiet > "$work/n.out" 2>&1 ||
+        { tail "$work/n.out"; return 1; }
+    python3 - "$work/x" "$work/n" <<'PY'
+import json, sys
+for p in sys.argv[1:]:
+    m = json.load(open(p + ".model.json"))
+    assert m["split_rails"] is False and "split" not in m["collectives"]["allreduce"], (p, m)
+    assert len(m["collectives"]["allreduce"]["previous"]) >= 3, (p, m)
+    rules = json.load(open(p + ".json"))["rules"]
+    assert rules and all(r["algorithm"] != "split" for r in rules), (p, rules)
+PY
+}
+step "collx-tune measures split rails only on nodes of one size, and not with --split no" split_where
 
 # every rule names a configuration hanx knows, for this shape, and the
 # ranges cover every size from 0 on
@@ -86,10 +120,13 @@ rules_cover() {
         for b in 0 4 1000 65536 262144 1048576 67108864; do
             "$TUNE" --explain "$work/t.json" --coll $coll --bytes $b > "$work/ex.out" 2>&1 || return 1
             grep -q "^  rule [0-9]* (line [0-9]*) of" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
-            grep -qE "hanx runs: (the previous module|the levels|one collx [a-z_]+ tree over all ranks)" "$work/ex.out" ||
-                { cat "$work/ex.out"; return 1; }
-            # the flat trees are among the configurations predicted
+            grep -qE "hanx runs: (the previous module|the levels|one collx [a-z_]+ tree over all ranks|split rails)" \
+                "$work/ex.out" || { cat "$work/ex.out"; return 1; }
+            # the flat trees are among the configurations predicted, and
+            # for allreduce alone split rails
             grep -qE "^    flat:pipeline +[0-9.]+" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
+            if [ $coll = allreduce ]; then grep -qE "^    split +[0-9.]+" "$work/ex.out"
+            else ! grep -q "^    split" "$work/ex.out"; fi || { cat "$work/ex.out"; return 1; }
             grep -q "<- best predicted" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
         done
     done
@@ -136,7 +173,8 @@ validate_small() {
         [ "$(awk '$1 ~ /^(bcast|reduce|allreduce|allgather|alltoall|barrier|reduce_scatter_block)$/ && $(NF - 1) ~ /%$/ {n++; if ($(NF - 1) + 0 < 0) bad++} END {print n + 0, bad + 0}' "$work/v.out")" = "19 0" ] &&
         [ -s "$work/p-allgather.dat" ] && [ -s "$work/p-barrier.dat" ] && [ ! -e "$work/p-barrier.gp" ] &&
         grep -q "tuning time (tasks)" "$work/v.out" && [ -s "$work/p-bcast.dat" ] && [ -s "$work/p-allreduce.gp" ] &&
-        grep -q "^# flat:pipeline" "$work/p-bcast.dat"  # the flat trees measured too
+        grep -q "^# flat:pipeline" "$work/p-bcast.dat" &&  # the flat trees measured too
+        grep -q "^# split" "$work/p-allreduce.dat" && ! grep -q "^# split" "$work/p-bcast.dat"  # and split rails
 }
 step "collx-tune --validate (estimated clock offsets): 3 sizes per collective, every configuration, report and plot data" validate_small
 
@@ -229,6 +267,7 @@ errors() {
     "$TUNE" --max 12X 2>&1 | grep -q 'not a size: "12X"' || return 1
     "$TUNE" --clock gps 2>&1 | grep -q -- '--clock: auto, shared or estimate' || return 1
     "$TUNE" --up adaptx --up adaptx 2>&1 | grep -q -- '--low/--up: an empty or repeated value' || return 1
+    "$TUNE" --split maybe 2>&1 | grep -q -- '--split: yes or no' || return 1
     "$TUNE" --explain /nonexistent.json --coll bcast --bytes 4 2>&1 | grep -q "cannot open" || return 1
     local_run 120 2 "$TUNE" --quiet > "$work/e1.out" 2>&1
     grep -q "the job spans one node" "$work/e1.out" || { cat "$work/e1.out"; return 1; }

@@ -425,6 +425,109 @@ START_TEST(flat_trees_become_rules) {
 }
 END_TEST
 
+// allreduce's split rails: one more configuration measured whole, offered
+// only for allreduce and only where the model measured it; where it is
+// fastest the rules say "split" (no segment size: hanx's built-in
+// segments), read back as the same choice; the model file keeps the curve
+// and the flag, and a model of version 5 (before split rails) still reads,
+// without them.
+START_TEST(split_rails_become_rules) {
+    const Config split = Config::split_rails();
+    ck_assert_str_eq(split.label().c_str(), "split");
+    ck_assert(split.at(10) == split && split.at(~0ULL) == split);  // no segments to fold
+    ck_assert(!split.hierarchical() && Config{}.hierarchical());
+    ck_assert(!(split == Config{}) && !(split == (Config{true, 0, {}})));
+    ck_assert(has_split(Coll::Allreduce) && !has_split(Coll::Bcast) && !has_split(Coll::Allgather));
+    const int lp = flat_tree("pipeline");
+    auto v = configs_for(Coll::Allreduce, 100000, {65536}, {Submodules{}}, {lp}, true);
+    ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, split, hier, hier/64K
+    ck_assert(v[2] == split);
+    ck_assert_uint_eq(configs_for(Coll::Allreduce, 100000, {65536}, {Submodules{}}, {lp}).size(), 4);  // not measured
+    for (Coll c : all_colls())
+        if (c != Coll::Allreduce)
+            for (const Config &k : configs_for(c, 100000, {65536}, {Submodules{}}, {lp}, true)) ck_assert(!k.split);
+
+    Model m = sample_model();
+    // split rails: half the best other from 64 KiB to 1 MiB, twice it
+    // elsewhere (at every size of the grid: no interpolation in between)
+    CollModel &ar = m.colls[Coll::Allreduce];
+    for (std::uint64_t x = 4; x <= (64u << 20); x <<= 1) {
+        const double best = m.best(Coll::Allreduce, x)->second;  // of the others (m.split still false)
+        ar.split.set(x, x >= 65536 && x <= (1u << 20) ? best / 2 : best * 2);
+    }
+    m.split = true;
+    ck_assert(near(*ar.predict(Coll::Allreduce, split, 1u << 18), ar.split.at(1u << 18)));
+    m.colls[Coll::Bcast].split = ar.split;  // a curve of another collective is never offered
+    const collx::Rules r = m.rules();
+    collx::Rules back = collx::Rules::parse(r.to_string(), "generated");
+    int splits = 0;
+    for (const collx::Rule &rule : back.rules()) {
+        if (!rule.algorithm || *rule.algorithm != "split") continue;
+        ++splits;
+        ck_assert_str_eq(rule.collective.c_str(), "allreduce");
+        ck_assert(!rule.segment_bytes && !rule.low && !rule.up);
+        ck_assert(*config_of(rule) == split);
+    }
+    ck_assert_int_eq(splits, 1);  // 64K .. 1M, one range
+    for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1) {
+        const collx::Rule *rule = back.lookup("allreduce", 4, 2, x);
+        ck_assert(rule != nullptr);
+        const bool fastest = x >= 65536 && x <= (1u << 20);
+        ck_assert_msg((*config_of(*rule) == split) == fastest, "allreduce %llu: %s", (unsigned long long)x,
+                      config_of(*rule)->label().c_str());
+        ck_assert(*config_of(*rule) == m.best(Coll::Allreduce, x)->first);
+        ck_assert(!m.best(Coll::Bcast, x)->first.split);
+    }
+    // not measured: not offered, whatever the curve says
+    Model off = m;
+    off.split = false;
+    const collx::Rules off_rules = off.rules();
+    for (const collx::Rule &rule : off_rules.rules()) ck_assert(*rule.algorithm != "split");
+    // "split" is allreduce's alone (hanx rejects it elsewhere)
+    collx::Rule other;
+    other.collective = "bcast";
+    other.algorithm = "split";
+    ck_assert(!config_of(other).has_value());
+
+    // the model file: version 6 with the flag and the curve (allreduce only)
+    const auto j = m.to_json();
+    ck_assert_int_eq(j["version"].get<int>(), 6);
+    ck_assert(j["split_rails"].get<bool>());
+    ck_assert(j["collectives"]["allreduce"].contains("split"));
+    ck_assert(!j["collectives"]["reduce"].contains("split"));
+    Model b = Model::from_json(nlohmann::json::parse(j.dump()));
+    ck_assert(b.split);
+    ck_assert(b.colls.at(Coll::Allreduce).split.points() == ar.split.points());
+    for (std::uint64_t x : {4ull, 100000ull, 1ull << 20, 64ull << 20})
+        for (const Config &c : configs_for(Coll::Allreduce, x, m.segments, m.submodules, m.flats, m.split))
+            ck_assert(near(*m.colls[Coll::Allreduce].predict(Coll::Allreduce, c, x),
+                           *b.colls[Coll::Allreduce].predict(Coll::Allreduce, c, x)));
+    ck_assert(b.rules().to_string() == r.to_string());
+
+    // a model of version 5 reads: split rails not measured, no curve
+    auto old = nlohmann::json::parse(sample_model().to_json().dump());
+    old["version"] = 5;
+    old.erase("split_rails");
+    ck_assert(!old["collectives"]["allreduce"].contains("split"));
+    Model o5 = Model::from_json(old);
+    ck_assert(!o5.split && o5.colls.at(Coll::Allreduce).split.empty());
+    ck_assert(!o5.colls.at(Coll::Allreduce).predict(Coll::Allreduce, split, 4096).has_value());
+    const collx::Rules o5_rules = o5.rules();
+    for (const collx::Rule &rule : o5_rules.rules()) ck_assert(*rule.algorithm != "split");
+    // ... and a version 6 model without the flag or the curve is one that did not measure them
+    old["version"] = 6;
+    ck_assert(!Model::from_json(old).split);
+    old["version"] = 7;
+    bool threw = false;
+    try {
+        Model::from_json(old);
+    } catch (const std::exception &) {
+        threw = true;
+    }
+    ck_assert(threw);
+}
+END_TEST
+
 int main() {
     Suite *s = suite_create("tune_model");
     TCase *t = tcase_create("model");
@@ -441,6 +544,7 @@ int main() {
     tcase_add_test(t, submodule_choices_become_rules);
     tcase_add_test(t, flat_trees_become_rules);
     tcase_add_test(t, whole_collectives_become_rules);
+    tcase_add_test(t, split_rails_become_rules);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

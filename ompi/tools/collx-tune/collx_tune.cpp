@@ -3,10 +3,11 @@
 // Tuning (default mode) benchmarks the *tasks* of hanx's pipelined bcast,
 // reduce and allreduce -- each pipeline in place at a few lengths per
 // segment size, whose slope is the full step and the rest the fill and
-// drain -- plus unsegmented hanx and the previous module whole at a few
-// sizes, for each choice of modules on the levels (--low/--up); the model
-// (model.hpp) composes them into predicted times of every configuration at
-// every message size, and the best ones become a tuning file.  --validate
+// drain -- plus unsegmented hanx, the previous module, the flat collx
+// trees and allreduce's split rails whole at a few sizes, for each choice
+// of modules on the levels (--low/--up); the model (model.hpp) composes
+// them into predicted times of every configuration at every message size,
+// and the best ones become a tuning file.  --validate
 // re-measures whole collectives of every configuration at sampled sizes
 // (with --sample all: the exhaustive search) and reports prediction errors
 // and how often the file's choice is within 5% of the best measured
@@ -58,6 +59,7 @@ struct Options {
     std::vector<std::string> low{""}, up{""};  // submodule candidates, "" = the MCA parameters'
     // the front door's flat collx trees measured (collx_tree_kind_t)
     std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO};
+    bool split = true;         // allreduce's split rails measured (where nodes are of one size)
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
     double point_time = 0.01;  // seconds per point (windows fill it)
@@ -97,6 +99,8 @@ struct Options {
         "  --up PREF           the same for the node leaders' level (e.g. --up adaptx)\n"
         "  --flat LIST         flat collx trees hanx may run a whole call as (\"flat:TREE\"\n"
         "                      rules): tree names, all or none (default pipeline,knomial,topo)\n"
+        "  --split yes|no      measure allreduce as split rails (\"split\" rules; default\n"
+        "                      yes, where the nodes all have the same number of ranks)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
         "  --windows N         timed windows per point, at least (default 9); the median\n"
@@ -165,6 +169,10 @@ Options parse(int argc, char **argv) {
                     if (k < 0) throw std::runtime_error("--flat: no collx tree \"" + t + "\"");
                     if (std::find(o.flat.begin(), o.flat.end(), k) == o.flat.end()) o.flat.push_back(k);
                 }
+        } else if (a == "--split") {
+            const std::string v = need(i);
+            if (v != "yes" && v != "no") throw std::runtime_error("--split: yes or no");
+            o.split = v == "yes";
         } else if (a == "--low") o.low.push_back(need(i));
         else if (a == "--up") o.up.push_back(need(i));
         else if (a == "--budget") o.budget = std::stod(need(i));
@@ -262,12 +270,16 @@ int explain(const Options &o) {
                                        : chosen->previous ? "the previous module (tuned, ...) on the whole communicator"
                                        : chosen->flat >= 0 ? ("one collx " + std::string(collx_tree_name(chosen->flat)) +
                                                               " tree over all ranks").c_str()
+                                       : chosen->split ? "split rails: each segment (hanx's allreduce segments) "
+                                                         "reduce-scattered in the node, its chunks allreduced on the "
+                                                         "rails (the ranks at one place of every node), allgathered "
+                                                         "in the node; the levels where nodes differ in size"
                                        : chosen->at(o.bytes).segment == 0
                                            ? "the levels one after the other, unsegmented"
                                            : ("the levels pipelined in " +
                                               std::to_string((o.bytes + chosen->segment - 1) / chosen->segment) +
                                               " segments of " + bytes_label(chosen->segment)).c_str(),
-                    chosen && !chosen->previous && chosen->flat < 0 && !(chosen->sub == Submodules{})
+                    chosen && chosen->hierarchical() && !(chosen->sub == Submodules{})
                         ? (", the levels' modules:" + chosen->sub.label()).c_str() : "");
         if (r.comment) std::printf("  rule comment: %s\n", r.comment->c_str());
     }
@@ -285,7 +297,8 @@ int explain(const Options &o) {
     if (cm == model->colls.end()) return 0;
     std::printf("  predicted by the model (us):\n");
     auto b = model->best(*coll, o.bytes);
-    for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->submodules, model->flats)) {
+    for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->submodules, model->flats,
+                                       model->split)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
         std::string how;  // a pipeline's parts at its largest measured length
         const auto h = cm->second.hier.find(c.sub);
@@ -605,6 +618,11 @@ class Job {
 
     double elapsed() const { return MPI_Wtime() - t_start; }
 
+    // hanx can run split rails on this job (collx_hier_split_parts): at
+    // least two nodes, all of the same size >= 2 -- rpn is the largest
+    // node, so they are all of that size when they add up to the job
+    bool balanced() const { return nodes >= 2 && rpn >= 2 && nodes * rpn == size; }
+
     // Everybody agrees whether to stop (budget spent, or a signal).
     bool stop() {
         int s = g_stop || (budget > 0 && rank == 0 && elapsed() > budget);
@@ -718,7 +736,8 @@ class Job {
 
     // what hanx runs where no rule says: 0 its built-in choice, 1 the
     // hierarchical algorithm (how a collective that is not pipelined is
-    // measured as "hier": hanx's built-in choice may be the previous module)
+    // measured as "hier": hanx's built-in choice may be the previous
+    // module), 3 allreduce as split rails (the rest hierarchical)
     void set_default_algorithm(int v) {
         if (!default_algorithm.ok || MPI_T_cvar_write(default_algorithm.h, &v) != MPI_SUCCESS)
             throw std::runtime_error("cannot set coll_hanx_default_algorithm through MPI_T (is coll/hanx loaded?)");
@@ -726,9 +745,14 @@ class Job {
 
     // hanx's segment size for `coll`: 0 = unsegmented (a value no message
     // reaches), else the segment
-    void set_segment(Coll coll, std::uint64_t s) {
+    void set_segment(Coll coll, std::uint64_t s) { write_segment(coll, s ? int(s) : INT_MAX); }
+    // hanx's built-in segments for `coll`: what a rule without
+    // segment_bytes gets (the variable at 0)
+    void builtin_segments(Coll coll) { write_segment(coll, 0); }
+
+  private:
+    void write_segment(Coll coll, int v) {
         Cvar &c = seg[int(coll)];
-        int v = s ? int(s) : INT_MAX;
         if (!c.ok || MPI_T_cvar_write(c.h, &v) != MPI_SUCCESS)
             throw std::runtime_error(std::string("cannot set coll_hanx_") + name(coll) +
                                      "_segment_size through MPI_T (is coll/hanx loaded?)");
@@ -768,15 +792,18 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 
 // The latency of one configuration: the previous module, or hanx with
 // its segment size for `coll` set (0: unsegmented), or for a collective
-// that is not pipelined hanx made to run its hierarchical algorithm.
-// Every hanx measurement says coll_hanx_default_algorithm itself: 1 for
-// those, 0 (the built-in choice: the communicator's flat tree, or the
-// levels) for the others, whatever the job started with.  Tuning and
-// validation measure through this alone.
+// that is not pipelined hanx made to run its hierarchical algorithm, or
+// allreduce as split rails in hanx's built-in segments (as a "split" rule
+// without segment_bytes runs it).  Every hanx measurement says
+// coll_hanx_default_algorithm itself: 1 for the hierarchical form of a
+// collective measured whole, 3 for split rails, 0 (the built-in choice:
+// the communicator's flat tree, or the levels) for the others, whatever
+// the job started with.  Tuning and validation measure through this alone.
 double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
-    const bool hier = !c.previous && c.flat < 0;
+    const bool hier = c.hierarchical();
     if (hier && pipelined(coll)) J.set_segment(coll, c.segment);
-    if (!c.previous) J.set_default_algorithm(hier && !pipelined(coll) ? 1 : 0);
+    if (c.split) J.builtin_segments(coll);
+    if (!c.previous) J.set_default_algorithm(c.split ? 3 : hier && !pipelined(coll) ? 1 : 0);
     const MPI_Comm comm = c.previous ? J.prev : c.flat >= 0 ? J.flat.at(c.flat) : J.hanx_with(c.sub);
     return J.latency(whole(coll, comm, B), o.windows, o.point_time);
 }
@@ -799,6 +826,13 @@ int tune(Job &J, const Options &o) {
         if (x >= o.min / 16) wsizes.push_back(x);
     m.submodules = submodule_choices(o);
     m.flats = o.flat;
+    // split rails where hanx runs them: on nodes of different sizes (or of
+    // one rank) it hands a "split" allreduce to the levels
+    m.split = o.split && std::find(o.colls.begin(), o.colls.end(), Coll::Allreduce) != o.colls.end();
+    if (m.split && !J.balanced()) {
+        m.split = false;
+        J.progress("allreduce as split rails not measured: the nodes are not all of one size >= 2");
+    }
     J.make_submodule_comms(m.submodules);
     J.make_flat_comms(m.flats);
     const double t0 = MPI_Wtime();
@@ -819,12 +853,15 @@ int tune(Job &J, const Options &o) {
         for (std::uint64_t x : sizes_of(coll, wsizes)) {
             if ((stopped = stopped || J.stop())) break;
             Buffers B(x, J.size);
-            cm.previous.set(x, measure(J, o, coll, Config{true, 0, {}}, B));
-            std::string line = step() + name(coll) + " " + bytes_label(x) + ": previous " +
-                               fmt_us(cm.previous.at(x)) + " us";
-            for (int f : pipe ? m.flats : std::vector<int>{}) {
-                cm.flat[f].set(x, measure(J, o, coll, Config{false, 0, {}, f}, B));
-                line += ", " + flat_label(f) + " " + fmt_us(cm.flat[f].at(x)) + " us";
+            std::string line = step() + name(coll) + " " + bytes_label(x) + ":";
+            // the configurations measured whole -- previous, the flat
+            // trees, split rails -- as configs_for offers them (no levels)
+            const char *sep = " ";
+            for (const Config &c : configs_for(coll, x, {}, {}, m.flats, m.split)) {
+                Curve &w = cm.whole(c);
+                w.set(x, measure(J, o, coll, c, B));
+                line += sep + c.label() + " " + fmt_us(w.at(x)) + " us";
+                sep = ", ";
             }
             for (const Submodules &sub : m.submodules) {
                 cm.hier[sub].whole.set(x, measure(J, o, coll, Config{false, 0, sub}, B));
@@ -959,10 +996,17 @@ int validate(Job &J, const Options &o) {
     // the model's submodule choices, and any other a rule of the file names
     auto subs = model ? model->submodules : submodule_choices(o);
     auto flats = model ? model->flats : o.flat;
+    // split rails as the tuning measures them: where the model has them
+    // (or, without one, --split), on a job where hanx runs them; a rule
+    // that names them is measured anyway -- elsewhere hanx runs such a
+    // rule's allreduce on the levels, and that is what the file gets
+    bool split = (model ? model->split : o.split) && J.balanced();
     for (std::size_t i = 0; i < rules.size(); ++i) {
         auto c = config_of(rules[i]);
         if (!c || c->previous) continue;
-        if (c->flat >= 0) {
+        if (c->split) {
+            split = true;
+        } else if (c->flat >= 0) {
             if (std::find(flats.begin(), flats.end(), c->flat) == flats.end()) flats.push_back(c->flat);
         } else if (std::find(subs.begin(), subs.end(), c->sub) == subs.end()) {
             subs.push_back(c->sub);
@@ -1003,7 +1047,7 @@ int validate(Job &J, const Options &o) {
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
             // every configuration, measured as the tuning measures
-            for (const Config &c : configs_for(coll, x, segments, subs, flats)) {
+            for (const Config &c : configs_for(coll, x, segments, subs, flats, split)) {
                 t[c.label()] = measure(J, o, coll, c, B);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
@@ -1017,7 +1061,7 @@ int validate(Job &J, const Options &o) {
             auto chosen = r ? config_of(*r) : std::nullopt;
             ++points;
             if (chosen) chosen = chosen->at(x);
-            if (chosen && !t.count(chosen->label()) && chosen->flat < 0)
+            if (chosen && !t.count(chosen->label()) && chosen->hierarchical())
                 chosen = Config{false, 0, chosen->sub};  // a segment not measured
             std::string pred_err = "n/a";
             if (model && chosen) {
@@ -1051,7 +1095,7 @@ int validate(Job &J, const Options &o) {
                             fmt_us(best_t).c_str(), reg.c_str(), pred_err.c_str());
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
-            std::vector<Config> all = configs_for(coll, ~0ULL, segments, subs, flats);
+            std::vector<Config> all = configs_for(coll, ~0ULL, segments, subs, flats, split);
             write_plot(o.plot, coll, xs, all, pm, winners);
         }
     }

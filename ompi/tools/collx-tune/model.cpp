@@ -28,6 +28,8 @@ std::optional<Coll> coll_from_name(const std::string &s) {
 
 bool pipelined(Coll c) { return c == Coll::Bcast || c == Coll::Reduce || c == Coll::Allreduce; }
 
+bool has_split(Coll c) { return c == Coll::Allreduce; }
+
 namespace {
 
 // The stages of hanx's collective c on the critical path, in data order:
@@ -117,16 +119,18 @@ int flat_tree(const std::string &name) { return collx_tree_from_name(name.c_str(
 std::string Config::label() const {
     if (previous) return "previous";
     if (flat >= 0) return flat_label(flat);
+    if (split) return "split";
     return (segment ? "hier/" + bytes_label(segment) : "hier") + sub.label();
 }
 
 std::vector<Config> configs_for(Coll coll, std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
                                 const std::vector<Submodules> &subs,
-                                const std::vector<int> &flats) {
+                                const std::vector<int> &flats, bool split) {
     const bool pipe = pipelined(coll);
     std::vector<Config> v{{true, 0, {}}};
     if (pipe)
         for (int f : flats) v.push_back({false, 0, {}, f});
+    if (split && has_split(coll)) v.push_back(Config::split_rails());
     for (const Submodules &sub : subs) {
         v.push_back({false, 0, sub});
         if (pipe)
@@ -195,15 +199,23 @@ double Pipeline::fill_drain(int K) const {
     return first->second - (first->first - K + 1) * slope(first, std::next(first));
 }
 
+const Curve *CollModel::whole(const Config &c) const {
+    if (c.previous) return &previous;
+    if (c.split) return &split;
+    auto f = flat.find(c.flat);  // (hanx's levels: flat -1, never a tree)
+    return f == flat.end() ? nullptr : &f->second;
+}
+
+Curve &CollModel::whole(const Config &c) {
+    if (c.hierarchical()) throw std::logic_error("collx-tune: hanx's levels have no whole curve of their own");
+    return c.previous ? previous : c.split ? split : flat[c.flat];
+}
+
 std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t bytes) const {
-    if (c.previous) {
-        if (previous.empty()) return std::nullopt;
-        return previous.at(bytes);
-    }
-    if (c.flat >= 0) {
-        auto f = flat.find(c.flat);
-        if (f == flat.end() || f->second.empty()) return std::nullopt;
-        return f->second.at(bytes);
+    if (!c.hierarchical()) {  // measured whole
+        const Curve *w = whole(c);
+        if (!w || w->empty()) return std::nullopt;
+        return w->at(bytes);
     }
     auto h = hier.find(c.sub);
     if (h == hier.end()) return std::nullopt;
@@ -222,7 +234,7 @@ std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t by
     auto it = colls.find(coll);
     if (it == colls.end()) return std::nullopt;
     std::optional<std::pair<Config, double>> b;
-    for (const Config &c : configs_for(coll, bytes, segments, submodules, flats)) {
+    for (const Config &c : configs_for(coll, bytes, segments, submodules, flats, split)) {
         auto t = it->second.predict(coll, c, bytes);
         if (t && (!b || *t < b->second)) b = std::make_pair(c, *t);
     }
@@ -239,6 +251,13 @@ static std::string us(double s) {
 
 std::vector<std::uint64_t> sizes_of(Coll c, const std::vector<std::uint64_t> &grid) {
     return c == Coll::Barrier ? std::vector<std::uint64_t>{0} : grid;
+}
+
+// What a rule's "algorithm" says for `c` (config_of reads it back).
+static std::string algorithm_of(const Config &c) {
+    if (c.previous) return "previous";
+    if (c.flat >= 0) return flat_label(c.flat);
+    return c.split ? "split" : "hierarchical";
 }
 
 Rules Model::rules() const {
@@ -278,8 +297,8 @@ Rules Model::rules() const {
             rule.ranks_per_node = RuleRange::exactly(std::uint64_t(ranks_per_node));
             rule.bytes = i + 1 == runs.size() && cap == ~0ULL ? RuleRange::at_least(x.lo)
                                               : RuleRange::between(x.lo, x.hi);
-            rule.algorithm = x.c.previous ? "previous" : x.c.flat >= 0 ? flat_label(x.c.flat) : "hierarchical";
-            if (!x.c.previous && x.c.flat < 0 && pipelined(coll)) rule.segment_bytes = std::int64_t(x.c.segment);
+            rule.algorithm = algorithm_of(x.c);
+            if (x.c.hierarchical() && pipelined(coll)) rule.segment_bytes = std::int64_t(x.c.segment);
             if (!x.c.sub.low.empty()) rule.low = x.c.sub.low;
             if (!x.c.sub.up.empty()) rule.up = x.c.sub.up;
             rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
@@ -297,6 +316,9 @@ std::optional<Config> config_of(const Rule &r) {
         if (f < 0) return std::nullopt;
         return Config{false, 0, {}, f};
     }
+    // (hanx takes "split" for allreduce alone: elsewhere it rejects the file)
+    if (*r.algorithm == "split")
+        return r.collective == name(Coll::Allreduce) ? std::optional<Config>(Config::split_rails()) : std::nullopt;
     if (*r.algorithm == "hierarchical")
         return Config{false, r.segment_bytes ? std::uint64_t(std::max<std::int64_t>(*r.segment_bytes, 0)) : 0,
                       {r.low.value_or(""), r.up.value_or("")}};
@@ -320,7 +342,7 @@ static Curve curve_from(const nlohmann::json &a) {
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 5;
+    j["version"] = 6;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -333,6 +355,7 @@ nlohmann::ordered_json Model::to_json() const {
     for (const Submodules &sub : submodules) j["submodules"].push_back({{"low", sub.low}, {"up", sub.up}});
     j["flat_trees"] = nlohmann::ordered_json::array();
     for (int f : flats) j["flat_trees"].push_back(collx_tree_name(f));
+    j["split_rails"] = split;
     auto &cj = j["collectives"];
     cj = nlohmann::ordered_json::object();
     for (auto &[coll, m] : colls) {
@@ -345,6 +368,7 @@ nlohmann::ordered_json Model::to_json() const {
         o["previous"] = curve_json(m.previous);
         o["flat"] = nlohmann::ordered_json::object();
         for (auto &[f, c] : m.flat) o["flat"][collx_tree_name(f)] = curve_json(c);
+        if (!m.split.empty()) o["split"] = curve_json(m.split);
         o["hier"] = nlohmann::ordered_json::array();
         for (auto &[sub, h] : m.hier) {
             nlohmann::ordered_json hj;
@@ -367,11 +391,12 @@ nlohmann::ordered_json Model::to_json() const {
 }
 
 Model Model::from_json(const nlohmann::json &j) {
-    // version 3: without flat trees; 4: bcast, reduce and allreduce only
+    // version 3: without flat trees; 4: bcast, reduce and allreduce only;
+    // 5: without split rails (not measured)
     const int version = j.value("version", 0);
-    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 5)
+    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 6)
         throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3 "
-                                 "to 5; run collx-tune again)");
+                                 "to 6; run collx-tune again)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();
@@ -390,6 +415,7 @@ Model Model::from_json(const nlohmann::json &j) {
     };
     if (j.contains("flat_trees"))
         for (const auto &x : j.at("flat_trees")) m.flats.push_back(tree_of(x.get<std::string>()));
+    m.split = j.value("split_rails", false);
     for (auto &[cname, o] : j.at("collectives").items()) {
         auto coll = coll_from_name(cname);
         if (!coll) throw std::runtime_error("unknown collective \"" + cname + "\"");
@@ -397,6 +423,7 @@ Model Model::from_json(const nlohmann::json &j) {
         cm.previous = curve_from(o.at("previous"));
         if (o.contains("flat"))
             for (auto &[f, c] : o.at("flat").items()) cm.flat[tree_of(f)] = curve_from(c);
+        if (o.contains("split")) cm.split = curve_from(o.at("split"));  // absent: not measured
         for (const auto &hj : o.at("hier")) {
             HierModel &h = cm.hier[{hj.at("low").get<std::string>(), hj.at("up").get<std::string>()}];
             h.whole = curve_from(hj.at("whole"));

@@ -8,10 +8,10 @@
 // and the fill + drain are measured once per segment size -- in place, on
 // hanx's own pipeline at a few numbers of segments (see Pipeline) -- and a
 // collective of any size is fill + drain + (n - K + 1) full steps.
-// Unsegmented hanx and the previous module (tuned) are measured whole by
-// message size and interpolated.  docs/collx-tune.md says why the stages
-// are not measured alone and summed (it mispredicted on the emulated
-// nodes).
+// Unsegmented hanx, the previous module (tuned), the flat collx trees and
+// allreduce's split rails are measured whole by message size and
+// interpolated.  docs/collx-tune.md says why the stages are not measured
+// alone and summed (it mispredicted on the emulated nodes).
 //
 // No MPI here: this file turns measurements into predictions, choices and
 // a tuning file, so that it is unit-tested and --explain needs no job.
@@ -52,6 +52,8 @@ const char *name(Coll c);
 std::optional<Coll> coll_from_name(const std::string &s);
 // hanx pipelines it in segments (and has flat collx trees for it)
 bool pipelined(Coll c);
+// hanx can run it as split rails (a rule's "split"): allreduce alone
+bool has_split(Coll c);
 // The sizes of `grid` that `c` is measured and predicted at: the barrier
 // has one, 0 (its rules' size); every other collective the whole grid.
 std::vector<std::uint64_t> sizes_of(Coll c, const std::vector<std::uint64_t> &grid);
@@ -79,25 +81,40 @@ struct Config {
     std::uint64_t segment = 0;   // hierarchical: bytes per segment, 0 = unsegmented
     Submodules sub;              // hierarchical: the levels' modules
     int flat = -1;               // >= 0: the front door's flat collx tree (collx_tree_kind_t)
-    // "previous", "hier", "hier/64K", "hier/64K up=adaptx", "flat:pipeline"
+    // allreduce as split rails (reduce-scatter in the node, an allreduce
+    // per rail, allgather in the node), in hanx's built-in allreduce
+    // segments: the rule names no segment size, so one curve covers it
+    bool split = false;
+    static Config split_rails() {
+        Config c;
+        c.split = true;
+        return c;
+    }
+    // hanx's levels one after the other (pipelined or not): neither the
+    // previous module, a flat tree nor split rails, which are measured
+    // whole by size
+    bool hierarchical() const { return !previous && flat < 0 && !split; }
+    // "previous", "hier", "hier/64K", "hier/64K up=adaptx", "flat:pipeline", "split"
     std::string label() const;
     // as hanx runs it on a message of `bytes`: a segment at least as big
     // as the message is the unsegmented configuration
     Config at(std::uint64_t bytes) const {
-        return previous || flat >= 0 || segment < bytes ? *this : Config{false, 0, sub};
+        return !hierarchical() || segment < bytes ? *this : Config{false, 0, sub};
     }
     bool operator==(const Config &o) const {
-        return previous == o.previous && segment == o.segment && sub == o.sub && flat == o.flat;
+        return previous == o.previous && segment == o.segment && sub == o.sub && flat == o.flat &&
+               split == o.split;
     }
 };
-// previous, then each flat tree of `flats`, then for each submodule
-// choice (the first: the MCA parameters') unsegmented and every segment
-// size below `bytes` (a segment at least as big as the message is the
+// previous, then each flat tree of `flats`, then split rails (where
+// `split` and the collective has them), then for each submodule choice
+// (the first: the MCA parameters') unsegmented and every segment size
+// below `bytes` (a segment at least as big as the message is the
 // unsegmented configuration).  A collective that is not pipelined has
 // neither flat trees nor segments.
 std::vector<Config> configs_for(Coll coll, std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
                                 const std::vector<Submodules> &subs = {Submodules{}},
-                                const std::vector<int> &flats = {});
+                                const std::vector<int> &flats = {}, bool split = false);
 // "flat:pipeline" for COLLX_TREE_PIPELINE; a tree kind of a name ("pipeline"), -1 if none
 std::string flat_label(int tree);
 int flat_tree(const std::string &name);
@@ -145,6 +162,13 @@ struct CollModel {
     Curve previous;                           // previous module, whole, by size
     std::map<Submodules, HierModel> hier;     // hanx, by the levels' modules
     std::map<int, Curve> flat;                // hanx's flat collx trees, whole, by tree
+    Curve split;                              // allreduce's split rails, whole, by size
+
+    // The curve of a configuration measured whole (previous, a flat tree,
+    // split rails): nullptr where missing, and for hanx's levels (composed
+    // from HierModel); the other made empty where missing, for measuring.
+    const Curve *whole(const Config &c) const;
+    Curve &whole(const Config &c);
 
     // Predicted seconds of `c` on a message of `bytes`; nullopt when a
     // needed measurement is missing.
@@ -157,6 +181,10 @@ struct Model {
     std::vector<std::uint64_t> segments;  // segment sizes considered
     std::vector<Submodules> submodules{Submodules{}};  // considered, the MCA parameters' first
     std::vector<int> flats;               // flat collx trees considered (collx_tree_kind_t)
+    // allreduce's split rails measured: asked for (--split), allreduce
+    // tuned, and the job's nodes all of one size >= 2 (elsewhere hanx
+    // hands them to the levels)
+    bool split = false;
     std::map<Coll, CollModel> colls;
     double tuning_seconds = 0;            // time spent measuring
     // false: measuring stopped early (budget, signal); rules then cover
