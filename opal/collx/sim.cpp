@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -358,6 +359,10 @@ bool parse_tree(const std::string &s, int *out) {
 bool parse_algo(const std::string &name, Algo *out) {
     Algo a;
     std::string s = name;
+    if (s == "hanx-split" || s.rfind("hanx-split:", 0) == 0 || s.rfind("hanx-split-sched", 0) == 0) {
+        a.split = true;  // split-rail allreduce
+        s = "hanx" + s.substr(10);
+    }
     if (s == "hanx-sched" || s.rfind("hanx-sched:", 0) == 0) {  // hanx on its schedules
         a.schedule = true;
         s = "hanx" + s.substr(10);
@@ -383,7 +388,8 @@ bool parse_algo(const std::string &name, Algo *out) {
 
 std::string algo_name(const Algo &a) {
     if (!a.hanx) return collx_tree_name(a.tree);
-    const std::string h = a.schedule ? "hanx-sched" : "hanx";
+    const std::string h =
+        std::string("hanx") + (a.split ? "-split" : "") + (a.schedule ? "-sched" : "");
     if (a.low == COLLX_TREE_BINOMIAL && a.up == COLLX_TREE_BINOMIAL) return h;
     return h + ":" + collx_tree_name(a.low) + ":" + collx_tree_name(a.up);
 }
@@ -526,6 +532,42 @@ struct Stage {
     int root;          // in the stage's group
     bool in_place;     // reductions: sendbuf = MPI_IN_PLACE
     char *sbuf, *rbuf; // segment-0 addresses (nullptr: unused)
+    int place;         // split rails: the rank's place in its node (its chunk)
+};
+
+// Sub-collectives started at once, done when all are: the simulator's
+// reduce-scatter (one reduce per chunk, to the chunk's owner) and
+// allgather (one bcast per chunk, from its owner) of split rails, where a
+// real run uses the node communicator's module.
+const collx_transport_t no_transport{};
+const collx_dtype_t no_dtype{};
+const collx_tuning_t no_tuning{COLLX_TREE_BINOMIAL, 1, 1, 1, 1, nullptr};
+class Group final : public Operation {
+  public:
+    using Make = std::function<std::unique_ptr<Operation>(int, const collx_notify_t &)>;
+    Group(int n, Make make, const collx_notify_t *nt)
+        : Operation(no_transport, no_dtype, 0, no_tuning, nt), n_(n), make_(std::move(make)) {}
+
+  private:
+    static void kid_done(void *token, int status) { collx_xfer_complete(token, status); }
+    static int start_kid(void *ctx, int i, std::size_t, void *token) {
+        auto *g = static_cast<Group *>(ctx);
+        g->kids_.push_back(g->make_(i, collx_notify_t{&kid_done, token}));
+        g->kids_.back()->start();
+        return 0;
+    }
+    void on_done(Xfer &) override { ++done_; }
+    void post_ready() override {
+        for (; started_ < n_; ++started_) {
+            Xfer x;
+            x.peer_idx = static_cast<std::size_t>(started_);
+            if (!start_step(&start_kid, this, started_, x)) return;
+        }
+    }
+    bool all_done() const override { return started_ == n_ && done_ == n_; }
+    int n_, started_ = 0, done_ = 0;
+    Make make_;
+    std::vector<std::unique_ptr<Operation>> kids_;
 };
 
 struct HanxCtx;
@@ -558,6 +600,8 @@ struct HanxCtx {
     bool commutative;
     int nlevels;
     std::size_t count, per_seg, nseg, inner_seg;
+    int parts = 0;       // split rails: ranks per node (chunks per segment); else 0
+    int tag_stride = 1;  // tags per (stage, segment): split rails' groups take parts + 1
     std::vector<std::unique_ptr<HanxRank>> ranks;
     std::vector<std::vector<char>> temp;  // accumulators (reduce, data mode)
     std::deque<std::vector<int>> pairs;   // groups of the messages (live as long as the run)
@@ -569,11 +613,40 @@ struct HanxCtx {
 std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_t seg,
                                     const collx_notify_t &nt) {
     const std::size_t first = seg * h.per_seg;
-    const std::size_t n = std::min(h.per_seg, h.count - first);
-    const std::ptrdiff_t off = static_cast<std::ptrdiff_t>(first) * h.dt.extent;
-    const int tree = s.st.level == h.nlevels - 1 ? h.a->up : h.a->low;
-    const collx_tuning_t tun = tuning_for(*h.p, tree, h.a->fanout, h.inner_seg, nullptr);
-    const int tag = 2 + static_cast<int>(static_cast<std::size_t>(s.st.number) * h.nseg + seg);
+    std::size_t n = std::min(h.per_seg, h.count - first);
+    std::ptrdiff_t off = static_cast<std::ptrdiff_t>(first) * h.dt.extent;
+    const bool up = s.st.level == h.nlevels - 1 || s.st.level == COLLX_HLEVEL_RAIL;
+    const collx_tuning_t tun = tuning_for(*h.p, up ? h.a->up : h.a->low, h.a->fanout, h.inner_seg, nullptr);
+    const int tag = 2 + h.tag_stride * static_cast<int>(static_cast<std::size_t>(s.st.number) * h.nseg + seg);
+    // split rails: chunk c of the segment, [at(c).first, + at(c).second)
+    // (by value: the groups' kids are made after this returns)
+    const auto at = [n, parts = h.parts, extent = h.dt.extent](int c) {
+        std::size_t f = 0, k = 0;
+        collx_hier_chunk(n, parts, c, &f, &k);
+        return std::pair<std::ptrdiff_t, std::size_t>{static_cast<std::ptrdiff_t>(f) * extent, k};
+    };
+    const auto shifted = [](char *b, std::ptrdiff_t o) { return b ? b + o : nullptr; };
+    if (s.st.kind == COLLX_HSTEP_REDUCE_SCATTER || s.st.kind == COLLX_HSTEP_ALLGATHER) {
+        const bool rs = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER;
+        const Stage *sp = &s;
+        const HanxCtx *hp = &h;
+        return std::make_unique<Group>(h.parts, [=](int c, const collx_notify_t &knt) {
+            const auto [o, k] = at(c);
+            char *mine = shifted(sp->rbuf, off + o);
+            const int ktag = tag + 1 + c;
+            if (!rs)  // chunk c from its owner, in place everywhere
+                return make_bcast(*sp->tr, mine ? mine : dummy_recv, k, hp->dt, c, ktag, tun, &knt);
+            const char *from = shifted(sp->sbuf, off + o);
+            return make_reduce(*sp->tr, from ? from : dummy_send,
+                               c == sp->place && mine ? mine : dummy_recv, k, hp->dt, hp->op,
+                               hp->commutative, c, false, ktag, tun, &knt);
+        }, &nt);
+    }
+    if (s.st.chunk) {  // the rank's chunk alone
+        const auto [o, k] = at(s.place);
+        off += o;
+        n = k;
+    }
     char *rb = s.rbuf ? s.rbuf + off : dummy_recv;
     const char *sb = s.in_place ? nullptr : (s.sbuf ? s.sbuf + off : dummy_send);
     switch (s.st.kind) {
@@ -694,13 +767,40 @@ struct Levels {
     const std::vector<int> &group(int k, int r) const {
         return groups[static_cast<std::size_t>(k)][static_cast<std::size_t>(h.leader[k][r])];
     }
+    // split rails: r's node (all its ranks, in rank order) and r's rail
+    // (the ranks at r's place of every node)
+    int place(int r) const {
+        const std::vector<int> &n = node(r);
+        return static_cast<int>(std::find(n.begin(), n.end(), r) - n.begin());
+    }
+    const std::vector<int> &node(int r) const {
+        return nodes_.at(static_cast<std::size_t>(h.leader[h.nlevels - 2][r]));
+    }
+    const std::vector<int> &rail(int r) const { return rails_.at(static_cast<std::size_t>(place(r))); }
+    void make_rails() {
+        nodes_.assign(static_cast<std::size_t>(h.size), {});
+        for (int r = 0; r < h.size; ++r)
+            nodes_[static_cast<std::size_t>(h.leader[h.nlevels - 2][r])].push_back(r);
+        rails_.clear();
+        for (int r = 0; r < h.size; ++r) {
+            const auto i = static_cast<std::size_t>(place(r));
+            if (rails_.size() <= i) rails_.resize(i + 1);
+            rails_[i].push_back(r);
+        }
+    }
+
+  private:
+    std::vector<std::vector<int>> nodes_, rails_;
 };
 
 Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t count,
                 std::size_t seg, int root, const Buffers *bufs) {
     const Topology &topo = e.topology();
     const int P = topo.P;
-    const Levels lv(topo);
+    Levels lv(topo);
+    // split rails where hanx runs them (an allreduce on nodes of one size)
+    const bool split = a.split && c == Coll::Allreduce && collx_hier_split_parts(&lv.h) > 0;
+    if (split) lv.make_rails();
     Runner run(e);
     HanxCtx h;
     h.e = &e;
@@ -712,6 +812,8 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     h.commutative = bufs ? bufs->commutative : true;
     h.nlevels = lv.h.nlevels;
     h.count = count;
+    h.parts = split ? collx_hier_split_parts(&lv.h) : 0;
+    h.tag_stride = split ? h.parts + 1 : 1;
     const std::size_t esize = std::max<std::size_t>(h.dt.size, 1);
     std::size_t seg_count = seg ? std::max<std::size_t>(1, seg / esize) : count;
     if (seg_count > count) seg_count = count;
@@ -731,7 +833,8 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
         for (int k = 0; k < lv.h.nlevels; ++k)
             level_size[k] = collx_hier_member(&lv.h, k, r) ? static_cast<int>(lv.group(k, r).size()) : 0;
         collx_hier_plan_t plan;
-        if (collx_hier_plan(&lv.h, static_cast<int>(c), r, root, level_size, 0, &plan) != COLLX_OK)
+        if (collx_hier_plan(&lv.h, static_cast<int>(c), r, root, level_size,
+                            split ? COLLX_HIER_SPLIT_RAIL : 0, &plan) != COLLX_OK)
             throw std::invalid_argument("simulator: hanx has no stages for this call");
         char *buf[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
         if (bufs) {
@@ -747,8 +850,13 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
         int last = 0;
         for (int i = 0; i < plan.nstages; ++i) {
             const collx_hier_stage_t &st = plan.st[i];
-            Stage s{st, nullptr, st.root, st.sbuf == COLLX_HBUF_IN_PLACE, buf[st.sbuf], buf[st.rbuf]};
-            if (st.level == COLLX_HLEVEL_P2P) {  // a pair, the sender first
+            Stage s{st, nullptr, st.root, st.sbuf == COLLX_HBUF_IN_PLACE, buf[st.sbuf], buf[st.rbuf],
+                    split ? lv.place(r) : 0};
+            if (st.level == COLLX_HLEVEL_RAIL) {
+                s.tr = e.transport(r, &lv.rail(r));
+            } else if (st.level == COLLX_HLEVEL_NODE || (split && st.level == 0)) {
+                s.tr = e.transport(r, &lv.node(r));
+            } else if (st.level == COLLX_HLEVEL_P2P) {  // a pair, the sender first
                 const bool sends = st.kind == COLLX_HSTEP_SEND;
                 h.pairs.push_back({sends ? r : st.root, sends ? st.root : r});
                 s.tr = e.transport(r, &h.pairs.back());

@@ -170,9 +170,13 @@ struct Algo {
     std::size_t inner_seg = 0;       // hanx: segment size of the sub-collectives (0: default)
     bool schedule = false;           // hanx: on its schedules (coll_hanx_blocking_schedule,
                                      // the non-blocking calls), not lock-step
+    bool split = false;              // hanx: allreduce as split rails (a rule's "split"),
+                                     // where the nodes are of one size; else the levels
 };
 // "binomial", ..., "topo", "hanx", "hanx:LOW:UP" (e.g. hanx:binomial:pipeline),
-// "hanx-sched", "hanx-sched:LOW:UP" (hanx on its schedules).
+// "hanx-sched", "hanx-sched:LOW:UP" (hanx on its schedules), and the same
+// with "hanx-split" for "hanx" (split-rail allreduce; the rail runs UP):
+// "hanx-split", "hanx-split-sched:LOW:UP".
 bool parse_algo(const std::string &s, Algo *out);
 std::string algo_name(const Algo &a);
 // The flat trees and hanx, as the sweep uses them.

@@ -376,6 +376,42 @@ START_TEST(data_mode_hanx_any_root_and_three_levels) {
 }
 END_TEST
 
+// hanx's split-rail allreduce (the core's COLLX_HIER_SPLIT_RAIL plan):
+// right on nodes of one size, 2 and 3 levels, lock-step and on the
+// schedules, with segments shorter than a node (empty chunks); on nodes of
+// different sizes the levels' allreduce runs, as in hanx.  It costs other
+// time than the levels' allreduce where it runs, and the same where not.
+START_TEST(data_mode_hanx_split_rails) {
+    for (const char *name : {"hanx-split", "hanx-split-sched:binomial:pipeline"}) {
+        Algo a;
+        ck_assert(parse_algo(name, &a));
+        ck_assert(a.split && a.hanx);
+        const std::string named = algo_name(a);
+        ck_assert_str_eq(named.c_str(), name);
+        a.inner_seg = 32;
+        for (int P : {4, 6, 8, 12, 5})
+            for (int M : {2, 3, 4})
+                for (int S : {0, 2})
+                    for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(50)})
+                        for (std::size_t seg : {std::size_t(48), std::size_t(0)})
+                            for (bool comm : {true, false})
+                                check_data(Coll::Allreduce, a, P, M, count, seg, 0, comm, Params::defaults(), S);
+    }
+    Algo split, levels;
+    ck_assert(parse_algo("hanx-split", &split));
+    ck_assert(parse_algo("hanx", &levels));
+    ck_assert(!parse_algo("hanx-splitx", &split) && parse_algo("hanx-split", &split));
+    const Params p = Params::defaults();
+    const double s8 = run(p, Topology{8, 4, 0}, Coll::Allreduce, split, 1 << 20, 0).time_ns,
+                 l8 = run(p, Topology{8, 4, 0}, Coll::Allreduce, levels, 1 << 20, 0).time_ns;
+    ck_assert_msg(s8 != l8, "split and levels both %g ns on 2x4", s8);
+    ck_assert_double_eq(run(p, Topology{7, 4, 0}, Coll::Allreduce, split, 1 << 20, 0).time_ns,
+                        run(p, Topology{7, 4, 0}, Coll::Allreduce, levels, 1 << 20, 0).time_ns);
+    ck_assert_double_eq(run(p, Topology{8, 4, 0}, Coll::Bcast, split, 1 << 20, 0).time_ns,
+                        run(p, Topology{8, 4, 0}, Coll::Bcast, levels, 1 << 20, 0).time_ns);
+}
+END_TEST
+
 // hanx on its schedules (coll_hanx_blocking_schedule): one segment runs
 // lock-step as in hanx (the same time); pipelined, the steps start on
 // completion events instead of at step boundaries (another time)
@@ -512,6 +548,7 @@ int main(void) {
     tcase_add_test(tc, data_mode_hanx_matches_the_reference);
     tcase_add_test(tc, data_mode_hanx_any_root_and_three_levels);
     tcase_add_test(tc, hanx_schedule_runs_pipelined_calls_only);
+    tcase_add_test(tc, data_mode_hanx_split_rails);
     tcase_add_test(tc, data_mode_with_rendezvous);
     tcase_add_test(tc, hanx_composes_its_stages);
     tcase_add_test(tc, sixty_four_k_ranks);

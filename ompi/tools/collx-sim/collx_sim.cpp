@@ -37,6 +37,7 @@ const char *usage_text =
     "ALGO: binomial in_order_binomial binary knomial chain pipeline linear topo hanx\n"
     "      hanx:LOW:UP (trees within nodes / across leaders, e.g. hanx:binomial:pipeline)\n"
     "      hanx-sched, hanx-sched:LOW:UP (hanx on its schedules, not lock-step)\n"
+    "      hanx-split[-sched][:LOW:UP] (allreduce as split rails; UP on the rails)\n"
     "--seg: segment bytes (hanx: of its pipeline; default: as the components choose);\n"
     "--inner-seg: hanx's sub-collectives' segments; --fanout: knomial radix / chains (4).\n"
     "--per-socket S (< M): hanx gets a socket level (3 levels); --root: bcast/reduce (0).\n"
