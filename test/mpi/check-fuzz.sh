@@ -47,6 +47,10 @@ step "fuzz hanx, 6 ranks as 3x2, collx trees on the levels, blocking calls on th
     fuzz 300 6 $HANX 2 $HANX_TREES --mca coll_hanx_blocking_schedule 1 \
     --mca coll_hanx_bcast_segment_size 4096 --mca coll_hanx_reduce_segment_size 4000 \
     --mca coll_hanx_allreduce_segment_size 2048 -- --seed 107 --cases 300 --components-under-test hanx
+step "fuzz hanx, split-rail allreduce (test/mpi/tuning/split.json), 6 ranks as 3x2, small segments, 300 cases" \
+    fuzz 300 6 $HANX 2 --mca coll_hanx_allreduce_segment_size 2048 \
+    --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/split.json" -- --seed 108 --cases 300 \
+    --colls allreduce,iallreduce,bcast,barrier --components-under-test hanx
 step "fuzz hanx, 4 ranks as 2x2, per-rule submodules (test/mpi/tuning/views.json), 400 cases" \
     fuzz 300 4 $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json" -- \
     --seed 105 --cases 400 --colls blocking --components-under-test hanx
@@ -78,6 +82,8 @@ threads_step() {  # exit 77 (no MPI_THREAD_MULTIPLE) is a skip, shown as such
 }
 step "threads: 4 threads x 40 collectives, 64 outstanding, hanx 2x2" \
     threads_step $HANX 2
+step "threads: the same with split-rail allreduces (rails made concurrently)" \
+    threads_step $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/split.json"
 step "threads: the same with per-rule submodules (sub-communicators made concurrently)" \
     threads_step $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json"
 step "threads: hanx 2x2 with collx trees on its levels, blocking calls on the schedules" \
