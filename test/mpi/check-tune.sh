@@ -31,7 +31,7 @@ flat_curves() {
 import json, sys
 m = json.load(open(sys.argv[1]))
 assert m["flat_trees"] == ["pipeline", "knomial", "topo"], m["flat_trees"]
-assert m["version"] == 6 and m["split_rails"] is True, (m["version"], m.get("split_rails"))
+assert m["version"] == 7 and m["split_rails"] is True, (m["version"], m.get("split_rails"))
 piped = ["bcast", "reduce", "allreduce"]
 whole = ["allgather", "alltoall", "barrier", "reduce_scatter_block"]
 assert sorted(m["collectives"]) == sorted(piped + whole), list(m["collectives"])
@@ -83,12 +83,24 @@ pinned_default() {
         grep -q "coll:hanx: allgather count 256 on" "$work/d.out" &&
         grep -qE "coll:hanx: allreduce count [0-9]+ on .*: split rails" "$work/d.out" ||
         { echo "a configuration was not measured"; return 1; }
-    # (not allreduce: the warm-up's small allreduces run under the job's 2)
-    ! grep -qE "coll:hanx: (bcast|allgather) of [0-9]+ bytes on .*previous module" "$work/d.out" ||
+    ! grep -qE "coll:hanx: (bcast|allgather|allreduce) of [0-9]+ bytes on .*previous module" "$work/d.out" ||
         { grep -m3 "previous module" "$work/d.out"; return 1; }
     ! grep -q "split rails cannot run" "$work/d.out" || { grep -m3 "split rails cannot run" "$work/d.out"; return 1; }
 }
 step "collx-tune measures hanx's configurations whatever coll_hanx_default_algorithm the job started with" pinned_default
+
+# ... and whatever coll_hanx_flat_algorithm says: the job's communicators
+# would run every bcast and allreduce as that flat tree under hanx's
+# built-in choice; the hierarchical configurations must run the levels
+pinned_flat() {
+    local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --mca coll_hanx_flat_algorithm pipeline "$TUNE" \
+        --out "$work/f.json" --colls bcast,allreduce --flat none --split no --segments 16K --min 1K --max 64K \
+        --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/f.out" 2>&1 || { tail "$work/f.out"; return 1; }
+    grep -q "coll:hanx: bcast levels (innermost first)" "$work/f.out" &&
+        grep -q "coll:hanx: allreduce levels (innermost first)" "$work/f.out" || { echo "no hierarchical call"; return 1; }
+    ! grep -E "tree over all ranks" "$work/f.out" | grep -m3 . || { echo "a flat tree ran in a hierarchical measurement"; return 1; }
+}
+step "collx-tune measures the levels whatever coll_hanx_flat_algorithm the job started with" pinned_flat
 
 # split rails only where hanx runs them: not on 3 ranks (nodes of 2 and 1:
 # hanx hands a "split" allreduce to the levels), nor with --split no; the
@@ -253,6 +265,83 @@ EOF
 }
 step "collx-tune --low/--up: other modules on the levels measured, in the model, validated, followed" submodules
 
+# the levels' collx trees (--up-trees): hanx itself runs the tree on the
+# leaders' level of bcast, reduce and allreduce (not of the collectives
+# measured whole); a choice of the levels of its own, measured whole and
+# as pipelines, in the model (version 7) and in --explain
+LEVELS2=(--mca coll_hanx_ranks_per_node 2 --mca coll_hanx_socket_level 0)  # exactly 2 levels
+TINY=(--flat none --split no --segments 16K --min 1K --max 64K --measure-max 16K --windows 3 --point-time 0.001)
+level_trees() {
+    local_run 300 4 "${LEVELS2[@]}" "$TUNE" --out "$work/lt.json" "${TINY[@]}" --colls bcast,reduce,allreduce,allgather \
+        --up-trees pipeline --quiet > "$work/lt.out" 2>&1 || { tail "$work/lt.out"; return 1; }
+    python3 - "$work/lt.model.json" <<'EOF' || return 1
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["version"] == 7, m["version"]
+choices = [(s["low"], s["up"], s["low_algorithm"], s["up_algorithm"]) for s in m["submodules"]]
+assert choices == [("", "", "module", "module"), ("", "", "module", "pipeline")], choices
+for name in ("bcast", "reduce", "allreduce"):
+    hier = {h["up_algorithm"]: h for h in m["collectives"][name]["hier"]}
+    assert sorted(hier) == ["module", "pipeline"], (name, sorted(hier))
+    tree = hier["pipeline"]
+    assert len(tree["whole"]) >= 3 and all(t > 0 for _, t in tree["whole"]), (name, tree["whole"])
+    assert list(tree["pipelines"]) == ["16384"] and len(tree["pipelines"]["16384"]["measured"]) >= 2, (name, tree)
+hier = m["collectives"]["allgather"]["hier"]
+assert [h["up_algorithm"] for h in hier] == ["module"], hier
+print("up_tree=pipeline: whole and pipelined curves for bcast, reduce, allreduce; none for allgather")
+EOF
+    "$TUNE" --explain "$work/lt.json" --coll reduce --bytes 64K > "$work/lt-ex.out" 2>&1 || return 1
+    grep -qE "^    hier up_tree=pipeline +[0-9.]+" "$work/lt-ex.out" &&
+        grep -qE "^    hier/16K up_tree=pipeline +[0-9.]+ .*\(4 segments" "$work/lt-ex.out" ||
+        { cat "$work/lt-ex.out"; return 1; }
+    "$TUNE" --explain "$work/lt.json" --coll allgather --bytes 1K > "$work/lt-ex.out" 2>&1 || return 1
+    grep -qE "^    hier +[0-9.]+" "$work/lt-ex.out" && ! grep -q "up_tree" "$work/lt-ex.out" ||
+        { cat "$work/lt-ex.out"; return 1; }
+}
+step "collx-tune --up-trees: the leaders' collx tree measured (whole and pipelined), in the model and --explain" level_trees
+
+# ... and collx-tune sets coll_hanx_low/up_algorithm through MPI_T at every
+# measurement: a job started with chain between the leaders measures the
+# module where a configuration says module and the LP tree where it says
+# pipeline, never chain (every rank's verbose lines, in files of their own)
+pinned_trees() {
+    local_run 300 4 "${LEVELS2[@]}" --mca coll_hanx_up_algorithm chain --mca coll_hanx_verbose 10 \
+        --output-filename "$work/pin" "$TUNE" --out "$work/pin.json" "${TINY[@]}" --colls bcast --up-trees pipeline \
+        --quiet > "$work/pin.out" 2>&1 || { tail "$work/pin.out"; return 1; }
+    local lines
+    lines=$(cat "$work"/pin/1/rank.*/stderr | grep "coll:hanx: bcast levels (innermost first)" | sed 's/.*: //' | sort | uniq -c)
+    echo "$lines"
+    echo "$lines" | grep -qE "^ +[0-9]+ module, module$" && echo "$lines" | grep -qE "^ +[0-9]+ module, pipeline$" &&
+        ! echo "$lines" | grep -q "chain"
+}
+step "collx-tune sets the levels' algorithms through MPI_T at every measurement (job started with chain)" pinned_trees
+
+# a file whose rules name up_algorithm: validated (its configurations
+# measured, the tree among them) and followed by hanx, with right results
+follows_trees() {
+    python3 - "$work/lt.json" "$work/ut.json" <<'EOF' || return 1
+import json, sys
+f = json.load(open(sys.argv[1]))
+f["rules"] = [{"collective": c, "algorithm": "hierarchical", "segment_bytes": 16384, "up_algorithm": "pipeline"}
+              for c in ("bcast", "reduce", "allreduce")]
+json.dump(f, open(sys.argv[2], "w"))
+EOF
+    cp "$work/lt.model.json" "$work/ut.model.json"
+    local_run 300 4 "${LEVELS2[@]}" "$TUNE" --validate "$work/ut.json" --sample 2 --windows 3 --point-time 0.001 \
+        --colls bcast,reduce,allreduce > "$work/ut.out" 2>&1 || { tail "$work/ut.out"; return 1; }
+    grep -Eq "^reduce +[0-9KM]+ +hier(/16K)? up_tree=pipeline +[0-9.]+ " "$work/ut.out" || { cat "$work/ut.out"; return 1; }
+    local_run 300 4 "${LEVELS2[@]}" --mca coll_hanx_priority 100 --mca coll_hanx_tuning_file "$work/ut.json" \
+        --mca coll_hanx_verbose 10 "$CHECKER" --quick --colls bcast,reduce,allreduce > "$work/utf.out" 2>&1 ||
+        { tail -20 "$work/utf.out"; return 1; }
+    grep "collx_check:" "$work/utf.out" | tail -1
+    grep -q " 0 failed" "$work/utf.out" || return 1
+    local c
+    for c in bcast reduce allreduce; do
+        grep -q "coll:hanx: $c levels (innermost first): module, pipeline" "$work/utf.out" || { echo "no $c on the tree"; return 1; }
+    done
+}
+step "a file naming up_algorithm: --validate measures its tree, hanx runs it (verbose), checker passes" follows_trees
+
 budget() {
     local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/b.json" --windows 5 --budget 0.05 > "$work/b.out" 2>&1 &&
         grep -q "stopped early" "$work/b.out" &&
@@ -268,6 +357,7 @@ errors() {
     "$TUNE" --clock gps 2>&1 | grep -q -- '--clock: auto, shared or estimate' || return 1
     "$TUNE" --up adaptx --up adaptx 2>&1 | grep -q -- '--low/--up: an empty or repeated value' || return 1
     "$TUNE" --split maybe 2>&1 | grep -q -- '--split: yes or no' || return 1
+    "$TUNE" --up-trees ring 2>&1 | grep -q -- '--up-trees: no collx tree "ring"' || return 1
     "$TUNE" --explain /nonexistent.json --coll bcast --bytes 4 2>&1 | grep -q "cannot open" || return 1
     local_run 120 2 "$TUNE" --quiet > "$work/e1.out" 2>&1
     grep -q "the job spans one node" "$work/e1.out" || { cat "$work/e1.out"; return 1; }

@@ -291,14 +291,14 @@ END_TEST
 // best of them becomes a rule with low/up, read back as the same choice,
 // and the model file keeps them.
 START_TEST(submodule_choices_become_rules) {
-    const Submodules up_adaptx{"", "adaptx"};
-    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Submodules{}, up_adaptx});
+    const Levels up_adaptx{"", "adaptx"};
+    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Levels{}, up_adaptx});
     ck_assert_uint_eq(v.size(), 5);  // previous, hier, hier/64K, and the two with up=adaptx
     ck_assert(v[3].label() == "hier up=adaptx");
     ck_assert(v[4].label() == "hier/64K up=adaptx");
     ck_assert(!(v[1] == v[3]));
     Model m = sample_model();
-    m.submodules = {Submodules{}, up_adaptx};
+    m.levels = {Levels{}, up_adaptx};
     for (Coll c : piped()) {  // adaptx between the leaders: half the time below 64 KiB
         HierModel h = m.colls[c].hier[{}];
         Curve fast;
@@ -313,14 +313,14 @@ START_TEST(submodule_choices_become_rules) {
         const collx::Rule *small = back.lookup(name(coll), 4, 2, 4096);
         ck_assert(small && small->up && *small->up == "adaptx" && !small->low);
         ck_assert(*config_of(*small) == m.best(coll, 4096)->first);
-        ck_assert(config_of(*small)->sub == up_adaptx);
+        ck_assert(config_of(*small)->levels == up_adaptx);
         const collx::Rule *big = back.lookup(name(coll), 4, 2, 1u << 20);
         ck_assert(big && !big->up && !big->low);
     }
     Model b = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
-    ck_assert(b.submodules == m.submodules);
+    ck_assert(b.levels == m.levels);
     for (Coll coll : piped())
-        for (const Config &c : configs_for(coll, 1u << 20, m.segments, m.submodules))
+        for (const Config &c : configs_for(coll, 1u << 20, m.segments, m.levels))
             ck_assert(near(*m.colls[coll].predict(coll, c, 1u << 20), *b.colls[coll].predict(coll, c, 1u << 20)));
 }
 END_TEST
@@ -338,7 +338,7 @@ START_TEST(whole_collectives_become_rules) {
     ck_assert(!coll_from_name("scan").has_value() && !coll_from_name("nosuch").has_value());
     ck_assert_str_eq(name(Coll::Allgather), "allgather");
     const int lp = flat_tree("pipeline");
-    auto v = configs_for(Coll::Allgather, 1u << 20, {65536}, {Submodules{}, Submodules{"", "adaptx"}}, {lp});
+    auto v = configs_for(Coll::Allgather, 1u << 20, {65536}, {Levels{}, Levels{"", "adaptx"}}, {lp});
     ck_assert_uint_eq(v.size(), 3);  // previous, hier, hier up=adaptx
     ck_assert(v[0].previous && v[1].label() == "hier" && v[2].label() == "hier up=adaptx");
     Model m = sample_model();
@@ -372,7 +372,7 @@ START_TEST(whole_collectives_become_rules) {
     }
     Model b = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
     for (Coll c : {Coll::Allgather, Coll::Barrier})
-        for (const Config &k : configs_for(c, 4096, m.segments, m.submodules, m.flats))
+        for (const Config &k : configs_for(c, 4096, m.segments, m.levels, m.flats))
             for (std::uint64_t x : m.sizes_of(c))
                 ck_assert(near(*m.colls[c].predict(c, k, x), *b.colls[c].predict(c, k, x)));
     ck_assert(!m.to_json()["collectives"]["allgather"].contains("stages"));
@@ -384,7 +384,7 @@ START_TEST(flat_trees_become_rules) {
     ck_assert_int_ge(lp, 0);
     ck_assert_int_ge(topo, 0);
     ck_assert_int_eq(flat_tree("ring"), -1);
-    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Submodules{}}, {lp, topo});
+    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Levels{}}, {lp, topo});
     ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, flat:topo, hier, hier/64K
     ck_assert(v[1].label() == "flat:pipeline" && v[2].label() == "flat:topo");
     ck_assert(v[1].at(10) == v[1]);  // a flat tree has no segments to fold
@@ -414,7 +414,7 @@ START_TEST(flat_trees_become_rules) {
     Model b = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
     ck_assert(b.flats == m.flats);
     for (Coll coll : piped())
-        for (const Config &c : configs_for(coll, 1u << 20, m.segments, m.submodules, m.flats))
+        for (const Config &c : configs_for(coll, 1u << 20, m.segments, m.levels, m.flats))
             ck_assert(near(*m.colls[coll].predict(coll, c, 1u << 20), *b.colls[coll].predict(coll, c, 1u << 20)));
     // a model of version 3 (no flat trees) still reads
     auto j = nlohmann::json::parse(sample_model().to_json().dump());
@@ -439,13 +439,13 @@ START_TEST(split_rails_become_rules) {
     ck_assert(!(split == Config{}) && !(split == (Config{true, 0, {}})));
     ck_assert(has_split(Coll::Allreduce) && !has_split(Coll::Bcast) && !has_split(Coll::Allgather));
     const int lp = flat_tree("pipeline");
-    auto v = configs_for(Coll::Allreduce, 100000, {65536}, {Submodules{}}, {lp}, true);
+    auto v = configs_for(Coll::Allreduce, 100000, {65536}, {Levels{}}, {lp}, true);
     ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, split, hier, hier/64K
     ck_assert(v[2] == split);
-    ck_assert_uint_eq(configs_for(Coll::Allreduce, 100000, {65536}, {Submodules{}}, {lp}).size(), 4);  // not measured
+    ck_assert_uint_eq(configs_for(Coll::Allreduce, 100000, {65536}, {Levels{}}, {lp}).size(), 4);  // not measured
     for (Coll c : all_colls())
         if (c != Coll::Allreduce)
-            for (const Config &k : configs_for(c, 100000, {65536}, {Submodules{}}, {lp}, true)) ck_assert(!k.split);
+            for (const Config &k : configs_for(c, 100000, {65536}, {Levels{}}, {lp}, true)) ck_assert(!k.split);
 
     Model m = sample_model();
     // split rails: half the best other from 64 KiB to 1 MiB, twice it
@@ -489,9 +489,8 @@ START_TEST(split_rails_become_rules) {
     other.algorithm = "split";
     ck_assert(!config_of(other).has_value());
 
-    // the model file: version 6 with the flag and the curve (allreduce only)
+    // the model file: the flag and the curve (allreduce only)
     const auto j = m.to_json();
-    ck_assert_int_eq(j["version"].get<int>(), 6);
     ck_assert(j["split_rails"].get<bool>());
     ck_assert(j["collectives"]["allreduce"].contains("split"));
     ck_assert(!j["collectives"]["reduce"].contains("split"));
@@ -499,7 +498,7 @@ START_TEST(split_rails_become_rules) {
     ck_assert(b.split);
     ck_assert(b.colls.at(Coll::Allreduce).split.points() == ar.split.points());
     for (std::uint64_t x : {4ull, 100000ull, 1ull << 20, 64ull << 20})
-        for (const Config &c : configs_for(Coll::Allreduce, x, m.segments, m.submodules, m.flats, m.split))
+        for (const Config &c : configs_for(Coll::Allreduce, x, m.segments, m.levels, m.flats, m.split))
             ck_assert(near(*m.colls[Coll::Allreduce].predict(Coll::Allreduce, c, x),
                            *b.colls[Coll::Allreduce].predict(Coll::Allreduce, c, x)));
     ck_assert(b.rules().to_string() == r.to_string());
@@ -517,7 +516,7 @@ START_TEST(split_rails_become_rules) {
     // ... and a version 6 model without the flag or the curve is one that did not measure them
     old["version"] = 6;
     ck_assert(!Model::from_json(old).split);
-    old["version"] = 7;
+    old["version"] = 8;  // (a newer format: not read)
     bool threw = false;
     try {
         Model::from_json(old);
@@ -525,6 +524,123 @@ START_TEST(split_rails_become_rules) {
         threw = true;
     }
     ck_assert(threw);
+}
+END_TEST
+
+// The levels' collx trees (--low-trees, --up-trees) are choices of the
+// levels of their own, for the pipelined collectives alone: where one is
+// fastest the rules say "up_algorithm" (with the segment size), read back
+// through the rules text and config_of as the same choice; the model file
+// (version 7) keeps them, and a model of version 6 (before them) still
+// reads, every choice on the modules.
+START_TEST(level_trees_become_rules) {
+    const int lp = flat_tree("pipeline"), chain = flat_tree("chain");
+    const Levels up_lp{"", "", -1, lp}, low_chain{"", "", chain, -1};
+    const Config seg32k{false, 32768, up_lp};
+    const Levels all{"basic", "adaptx", chain, lp};
+    ck_assert(seg32k.label() == "hier/32K up_tree=pipeline");
+    ck_assert(all.label() == " low=basic up=adaptx low_tree=chain up_tree=pipeline");
+    const Levels up_adaptx{"", "adaptx"};
+    ck_assert(up_lp.has_tree() && !up_adaptx.has_tree() && !(up_lp == Levels{}) && !(up_lp == low_chain));
+    ck_assert_int_eq(level_tree("module"), -1);
+    ck_assert_int_eq(level_tree("PIPELINE"), lp);
+    ck_assert_int_eq(level_tree("ring"), -2);
+    ck_assert(level_algorithm(-1) == "module" && level_algorithm(lp) == "pipeline");
+    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Levels{}, up_lp, low_chain});
+    ck_assert_uint_eq(v.size(), 7);  // previous, hier, hier/64K, and both for each tree
+    ck_assert(v[3].label() == "hier up_tree=pipeline" && v[4].label() == "hier/64K up_tree=pipeline");
+    ck_assert(v[5].label() == "hier low_tree=chain" && v[6] == (Config{false, 65536, low_chain}));
+    for (Coll c : all_colls()) {  // the collectives measured whole have no tree stages
+        ck_assert(applies(c, up_lp) == pipelined(c) && applies(c, up_adaptx));
+        if (!pipelined(c))
+            for (const Config &k : configs_for(c, 4096, {65536}, {Levels{}, up_lp, low_chain}))
+                ck_assert(!k.levels.has_tree());
+    }
+
+    Model m = sample_model();
+    m.levels = {Levels{}, up_lp, low_chain};
+    for (Coll c : piped()) {
+        // an LP chain between the leaders: pipelines of 256 KiB segments in
+        // a quarter of the time, the rest twice; a chain in the node: 3x
+        const HierModel &base = m.colls[c].hier[{}];
+        HierModel up = base, low = base;
+        Curve slow, slower;
+        for (auto &[x, t] : base.whole.points()) slow.set(x, 2 * t), slower.set(x, 3 * t);
+        up.whole = slow;
+        low.whole = slower;
+        for (auto &[seg, p] : up.pipeline)
+            for (auto &pt : p.points) pt.second *= seg == 262144 ? 0.25 : 2;
+        for (auto &[seg, p] : low.pipeline)
+            for (auto &pt : p.points) pt.second *= 3;
+        m.colls[c].hier[up_lp] = up;
+        m.colls[c].hier[low_chain] = low;
+    }
+    const collx::Rules r = m.rules();
+    collx::Rules back = collx::Rules::parse(r.to_string(), "generated");
+    ck_assert(r.to_string().find("\"up_algorithm\": \"pipeline\"") != std::string::npos);
+    for (Coll coll : piped())
+        for (std::uint64_t x : m.sizes) {
+            const collx::Rule *rule = back.lookup(name(coll), 4, 2, x);
+            ck_assert(rule != nullptr && !rule->low_algorithm && !rule->low && !rule->up);
+            const Config best = m.best(coll, x)->first;
+            ck_assert_msg(*config_of(*rule) == best, "%s %llu: %s", name(coll), (unsigned long long)x,
+                          config_of(*rule)->label().c_str());
+            // the tree from 256 KiB segments on (a message of one segment is unsegmented)
+            const bool tree = x > 262144;
+            const Config want{false, 262144, up_lp};
+            ck_assert_msg((tree ? best == want : !best.levels.has_tree()),
+                          "%s %llu: %s", name(coll), (unsigned long long)x, best.label().c_str());
+            ck_assert(rule->up_algorithm.has_value() == tree);
+            if (tree) ck_assert(*rule->up_algorithm == "pipeline" && *rule->segment_bytes == 262144);
+        }
+    // config_of as hanx reads a rule: "module" is not saying it, a tree
+    // on a collective without tree stages is its module, unknown names none
+    collx::Rule h;
+    h.collective = "reduce";
+    h.algorithm = "hierarchical";
+    h.up_algorithm = "module";
+    ck_assert(*config_of(h) == Config{});
+    h.low_algorithm = "Chain";
+    ck_assert(*config_of(h) == (Config{false, 0, low_chain}));
+    h.collective = "allgather";
+    ck_assert(*config_of(h) == Config{});
+    h.up_algorithm = "ring";
+    ck_assert(!config_of(h).has_value());
+
+    // the model file: version 7, the trees by name in the choices and the curves
+    const auto j = m.to_json();
+    ck_assert_int_eq(j["version"].get<int>(), 7);
+    ck_assert(j["submodules"][1]["up_algorithm"] == "pipeline" && j["submodules"][1]["low_algorithm"] == "module");
+    ck_assert(j["collectives"]["bcast"]["hier"].size() == 3);
+    Model b = Model::from_json(nlohmann::json::parse(j.dump()));
+    ck_assert(b.levels == m.levels);
+    for (Coll coll : piped())
+        for (std::uint64_t x : {4ull, 100000ull, 1ull << 20, 64ull << 20})
+            for (const Config &c : configs_for(coll, x, m.segments, m.levels)) {
+                auto p = m.colls[coll].predict(coll, c, x), q = b.colls[coll].predict(coll, c, x);
+                ck_assert(p.has_value() && q.has_value() && near(*p, *q));
+            }
+    ck_assert(b.rules().to_string() == r.to_string());
+    auto bad = nlohmann::json::parse(j.dump());
+    bad["submodules"][1]["up_algorithm"] = "ring";
+    bool threw = false;
+    try {
+        Model::from_json(bad);
+    } catch (const std::exception &) {
+        threw = true;
+    }
+    ck_assert(threw);
+
+    // a model of version 6 (no level algorithms) reads: the modules on every level
+    auto old = nlohmann::json::parse(sample_model().to_json().dump());
+    old["version"] = 6;
+    for (auto &x : old["submodules"]) x.erase("low_algorithm"), x.erase("up_algorithm");
+    for (auto &[cname, o] : old["collectives"].items())
+        for (auto &hj : o["hier"]) hj.erase("low_algorithm"), hj.erase("up_algorithm");
+    Model o6 = Model::from_json(old);
+    ck_assert(o6.levels == std::vector<Levels>{Levels{}});
+    ck_assert(o6.colls.at(Coll::Bcast).hier.count(Levels{}) == 1);
+    ck_assert(o6.rules().to_string() == sample_model().rules().to_string());
 }
 END_TEST
 
@@ -545,6 +661,7 @@ int main() {
     tcase_add_test(t, flat_trees_become_rules);
     tcase_add_test(t, whole_collectives_become_rules);
     tcase_add_test(t, split_rails_become_rules);
+    tcase_add_test(t, level_trees_become_rules);
     suite_add_tcase(s, t);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -5,7 +5,8 @@
 // segment size, whose slope is the full step and the rest the fill and
 // drain -- plus unsegmented hanx, the previous module, the flat collx
 // trees and allreduce's split rails whole at a few sizes, for each choice
-// of modules on the levels (--low/--up); the model (model.hpp) composes
+// of modules on the levels (--low/--up) and of collx trees hanx runs on
+// them (--low-trees/--up-trees); the model (model.hpp) composes
 // them into predicted times of every configuration at every message size,
 // and the best ones become a tuning file.  --validate
 // re-measures whole collectives of every configuration at sampled sizes
@@ -57,6 +58,9 @@ struct Options {
     std::vector<std::uint64_t> segments{16u << 10, 32u << 10, 64u << 10, 128u << 10,
                                         256u << 10, 512u << 10, 1u << 20};
     std::vector<std::string> low{""}, up{""};  // submodule candidates, "" = the MCA parameters'
+    // collx trees hanx runs on the levels below the leaders / the leaders'
+    // (collx_tree_kind_t), each a choice of the levels of its own
+    std::vector<int> low_trees, up_trees;
     // the front door's flat collx trees measured (collx_tree_kind_t)
     std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO};
     bool split = true;         // allreduce's split rails measured (where nodes are of one size)
@@ -97,6 +101,10 @@ struct Options {
         "  --low PREF          also try these modules on the intra-node levels (an\n"
         "                      ompi_comm_coll_preference value, e.g. adaptx; repeatable)\n"
         "  --up PREF           the same for the node leaders' level (e.g. --up adaptx)\n"
+        "  --low-trees LIST    also try these collx trees, run by hanx itself, on the levels\n"
+        "                      below the node leaders (\"low_algorithm\" rules; bcast,\n"
+        "                      reduce, allreduce): tree names, all or none (default none)\n"
+        "  --up-trees LIST     the same on the node leaders' level (\"up_algorithm\")\n"
         "  --flat LIST         flat collx trees hanx may run a whole call as (\"flat:TREE\"\n"
         "                      rules): tree names, all or none (default pipeline,knomial,topo)\n"
         "  --split yes|no      measure allreduce as split rails (\"split\" rules; default\n"
@@ -125,6 +133,21 @@ std::vector<std::string> split_list(const std::string &s) {
     for (std::string x; std::getline(ss, x, ',');)
         if (!x.empty()) v.push_back(x);
     return v;
+}
+
+// The collx trees of a LIST option (--flat, --low-trees, --up-trees):
+// names (any case), "all" or "none"; each once, in the order given.
+std::vector<int> trees(const std::string &option, const std::string &v) {
+    std::vector<int> t;
+    if (v == "all")
+        for (int k = 0; k < COLLX_TREE_COUNT; ++k) t.push_back(k);
+    else if (v != "none")
+        for (auto &name : split_list(v)) {
+            const int k = flat_tree(name);
+            if (k < 0) throw std::runtime_error(option + ": no collx tree \"" + name + "\"");
+            if (std::find(t.begin(), t.end(), k) == t.end()) t.push_back(k);
+        }
+    return t;
 }
 
 Options parse(int argc, char **argv) {
@@ -158,18 +181,10 @@ Options parse(int argc, char **argv) {
             o.segments.clear();
             for (auto &s : split_list(need(i))) o.segments.push_back(parse_bytes(s));
             std::sort(o.segments.begin(), o.segments.end());
-        } else if (a == "--flat") {
-            const std::string v = need(i);
-            o.flat.clear();
-            if (v == "all")
-                for (int k = 0; k < COLLX_TREE_COUNT; ++k) o.flat.push_back(k);
-            else if (v != "none")
-                for (auto &t : split_list(v)) {
-                    const int k = flat_tree(t);
-                    if (k < 0) throw std::runtime_error("--flat: no collx tree \"" + t + "\"");
-                    if (std::find(o.flat.begin(), o.flat.end(), k) == o.flat.end()) o.flat.push_back(k);
-                }
-        } else if (a == "--split") {
+        } else if (a == "--flat") o.flat = trees(a, need(i));
+        else if (a == "--low-trees") o.low_trees = trees(a, need(i));
+        else if (a == "--up-trees") o.up_trees = trees(a, need(i));
+        else if (a == "--split") {
             const std::string v = need(i);
             if (v != "yes" && v != "no") throw std::runtime_error("--split: yes or no");
             o.split = v == "yes";
@@ -205,11 +220,18 @@ Options parse(int argc, char **argv) {
     return o;
 }
 
-// Every pair of the --low and --up candidates, the MCA parameters' first.
-std::vector<Submodules> submodule_choices(const Options &o) {
-    std::vector<Submodules> v;
+// The choices of the levels: every pair of the --low and --up candidates,
+// the MCA parameters' first, then each tree of --low-trees and of
+// --up-trees alone on its level (with the MCA parameters' modules and the
+// module on the other level): a tree's choice costs one more tuning of
+// hanx's pipelines, so they are not crossed with each other nor with the
+// modules.
+std::vector<Levels> level_choices(const Options &o) {
+    std::vector<Levels> v;
     for (const auto &l : o.low)
         for (const auto &u : o.up) v.push_back({l, u});
+    for (int t : o.low_trees) v.push_back({"", "", t, -1});
+    for (int t : o.up_trees) v.push_back({"", "", -1, t});
     return v;
 }
 
@@ -279,8 +301,8 @@ int explain(const Options &o) {
                                            : ("the levels pipelined in " +
                                               std::to_string((o.bytes + chosen->segment - 1) / chosen->segment) +
                                               " segments of " + bytes_label(chosen->segment)).c_str(),
-                    chosen && chosen->hierarchical() && !(chosen->sub == Submodules{})
-                        ? (", the levels' modules:" + chosen->sub.label()).c_str() : "");
+                    chosen && chosen->hierarchical() && !(chosen->levels == Levels{})
+                        ? (", on the levels:" + chosen->levels.label()).c_str() : "");
         if (r.comment) std::printf("  rule comment: %s\n", r.comment->c_str());
     }
     if (!coll) {
@@ -297,11 +319,11 @@ int explain(const Options &o) {
     if (cm == model->colls.end()) return 0;
     std::printf("  predicted by the model (us):\n");
     auto b = model->best(*coll, o.bytes);
-    for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->submodules, model->flats,
+    for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->levels, model->flats,
                                        model->split)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
         std::string how;  // a pipeline's parts at its largest measured length
-        const auto h = cm->second.hier.find(c.sub);
+        const auto h = cm->second.hier.find(c.levels);
         const std::map<std::uint64_t, Pipeline> none;
         const auto &pipes = h == cm->second.hier.end() ? none : h->second.pipeline;
         auto p = pipes.find(c.segment);
@@ -527,7 +549,8 @@ class Job {
     MPI_Comm ctl = MPI_COMM_NULL;   // control traffic: the previous module
     MPI_Comm prev = MPI_COMM_NULL;  // the previous module, measured
     MPI_Comm hanx = MPI_COMM_NULL;  // hanx
-    std::map<Submodules, MPI_Comm> with;  // hanx with other submodules on the levels
+    // hanx with other modules on the levels, by their (low, up) preferences
+    std::map<std::pair<std::string, std::string>, MPI_Comm> with;
     int rank = 0, size = 0, nodes = 0, rpn = 0;
     double t_start = 0, budget = 0;
     bool quiet = false;
@@ -566,25 +589,28 @@ class Job {
         sync_clocks(o.clock);
     }
 
-    // hanx on communicators whose levels prefer `subs`' modules: made while
-    // coll_hanx_low/up_preference say so (hanx splits at the first call).
-    void make_submodule_comms(const std::vector<Submodules> &subs) {
+    // hanx on communicators whose levels prefer the modules of `levels`:
+    // made while coll_hanx_low/up_preference say so (hanx splits at the
+    // first call).  (The levels' trees need none: hanx reads them at every
+    // call, and measure() sets them.)
+    void make_submodule_comms(const std::vector<Levels> &levels) {
         const char *names[2] = {"coll_hanx_low_preference", "coll_hanx_up_preference"};
-        for (const Submodules &sub : subs) {
-            if (sub == Submodules{} || with.count(sub)) continue;
-            const std::string want[2] = {sub.low, sub.up}, keep[2] = {cvar_string(names[0]), cvar_string(names[1])};
+        for (const Levels &l : levels) {
+            const auto prefs = std::make_pair(l.low, l.up);
+            if ((l.low.empty() && l.up.empty()) || with.count(prefs)) continue;
+            const std::string want[2] = {l.low, l.up}, keep[2] = {cvar_string(names[0]), cvar_string(names[1])};
             for (int i = 0; i < 2; ++i)
                 if (!want[i].empty()) cvar_write_string(names[i], want[i]);
             MPI_Comm d = with_preference(MPI_COMM_WORLD, "hanx");
             MPI_Barrier(d);  // hanx makes its sub-communicators now
             for (int i = 0; i < 2; ++i)
                 if (!want[i].empty()) cvar_write_string(names[i], keep[i]);
-            with[sub] = d;
+            with[prefs] = d;
         }
     }
 
-    MPI_Comm hanx_with(const Submodules &sub) const {
-        return sub == Submodules{} ? hanx : with.at(sub);
+    MPI_Comm hanx_with(const Levels &l) const {
+        return l.low.empty() && l.up.empty() ? hanx : with.at({l.low, l.up});
     }
 
     // hanx on communicators that run every bcast, reduce and allreduce as
@@ -613,7 +639,7 @@ class Job {
             }
         for (MPI_Comm *c : {&ctl, &prev, &hanx})
             if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
-        for (auto &[sub, c] : with) MPI_Comm_free(&c);
+        for (auto &[prefs, c] : with) MPI_Comm_free(&c);
     }
 
     double elapsed() const { return MPI_Wtime() - t_start; }
@@ -675,7 +701,10 @@ class Job {
 
     // The first fraction of a second of a job runs slower (the launch
     // still settling, clocks ramping up): 0.2 s of small collectives first.
+    // (hanx's levels, as the measurements pin them: not what the job
+    // started with, which may be a flat tree or the previous module)
     void warm_up() {
+        set_default_algorithm(1);
         int x = 0, go = 1;
         for (const double t = MPI_Wtime(); go;) {
             for (int i = 0; i < 50; ++i) MPI_Allreduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, hanx);
@@ -743,6 +772,13 @@ class Job {
             throw std::runtime_error("cannot set coll_hanx_default_algorithm through MPI_T (is coll/hanx loaded?)");
     }
 
+    // what hanx's levels run (coll_hanx_low/up_algorithm, read at every
+    // call): a collx tree, or -1 the level's module
+    void set_level_trees(const Levels &l) {
+        cvar_write_string("coll_hanx_low_algorithm", level_algorithm(l.low_tree));
+        cvar_write_string("coll_hanx_up_algorithm", level_algorithm(l.up_tree));
+    }
+
     // hanx's segment size for `coll`: 0 = unsegmented (a value no message
     // reaches), else the segment
     void set_segment(Coll coll, std::uint64_t s) { write_segment(coll, s ? int(s) : INT_MAX); }
@@ -795,16 +831,22 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 // that is not pipelined hanx made to run its hierarchical algorithm, or
 // allreduce as split rails in hanx's built-in segments (as a "split" rule
 // without segment_bytes runs it).  Every hanx measurement says
-// coll_hanx_default_algorithm itself: 1 for the hierarchical form of a
-// collective measured whole, 3 for split rails, 0 (the built-in choice:
-// the communicator's flat tree, or the levels) for the others, whatever
-// the job started with.  Tuning and validation measure through this alone.
+// coll_hanx_default_algorithm itself, whatever the job started with: 1
+// for the hierarchical configurations (hanx's levels, never the
+// communicator's flat tree, nor the previous module its built-in choice
+// gives large allgathers), 3 for split rails, 0 for a flat tree (on its
+// own communicator, whose flat tree it is); and so coll_hanx_low/up_algorithm: the
+// configuration's trees, "module" elsewhere (split rails' rail runs the
+// leaders' one).  Tuning and validation measure through this alone.
 double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
     const bool hier = c.hierarchical();
     if (hier && pipelined(coll)) J.set_segment(coll, c.segment);
     if (c.split) J.builtin_segments(coll);
-    if (!c.previous) J.set_default_algorithm(c.split ? 3 : hier && !pipelined(coll) ? 1 : 0);
-    const MPI_Comm comm = c.previous ? J.prev : c.flat >= 0 ? J.flat.at(c.flat) : J.hanx_with(c.sub);
+    if (!c.previous) {
+        J.set_default_algorithm(c.split ? 3 : hier ? 1 : 0);
+        J.set_level_trees(c.levels);
+    }
+    const MPI_Comm comm = c.previous ? J.prev : c.flat >= 0 ? J.flat.at(c.flat) : J.hanx_with(c.levels);
     return J.latency(whole(coll, comm, B), o.windows, o.point_time);
 }
 
@@ -824,7 +866,7 @@ int tune(Job &J, const Options &o) {
     std::vector<std::uint64_t> wsizes;
     for (std::uint64_t x = 4; x <= std::min(o.max, o.measure_max); x *= x < 64 ? 16 : x < 1024 ? 4 : 2)
         if (x >= o.min / 16) wsizes.push_back(x);
-    m.submodules = submodule_choices(o);
+    m.levels = level_choices(o);
     m.flats = o.flat;
     // split rails where hanx runs them: on nodes of different sizes (or of
     // one rank) it hands a "split" allreduce to the levels
@@ -833,23 +875,31 @@ int tune(Job &J, const Options &o) {
         m.split = false;
         J.progress("allreduce as split rails not measured: the nodes are not all of one size >= 2");
     }
-    J.make_submodule_comms(m.submodules);
+    J.make_submodule_comms(m.levels);
     J.make_flat_comms(m.flats);
     const double t0 = MPI_Wtime();
     J.warm_up();
     bool stopped = false;
-    const std::size_t nsub = m.submodules.size();
+    // the choices of the levels that apply to `coll` (the trees: to the
+    // pipelined collectives alone)
+    const auto levels_of = [&](Coll coll) {
+        std::vector<Levels> v;
+        for (const Levels &l : m.levels)
+            if (applies(coll, l)) v.push_back(l);
+        return v;
+    };
     std::size_t total = 0, done = 0;
     for (Coll coll : o.colls)
-        total += sizes_of(coll, wsizes).size() + (pipelined(coll) ? nsub * o.segments.size() : 0);
+        total += sizes_of(coll, wsizes).size() + (pipelined(coll) ? levels_of(coll).size() * o.segments.size() : 0);
     const auto step = [&] { return "[" + std::to_string(++done) + "/" + std::to_string(total) + "] "; };
     // collective by collective (as the validation measures): its whole
     // curves, then its pipelines in place -- hanx itself with segments of
     // s, on 2, 4, 8, 32 and 128 segments and on the longest power of 2 as
-    // far as --pipeline-max -- for every choice of submodules
+    // far as --pipeline-max -- for every choice of the levels
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
         const bool pipe = pipelined(coll);
+        const std::vector<Levels> levels = levels_of(coll);
         for (std::uint64_t x : sizes_of(coll, wsizes)) {
             if ((stopped = stopped || J.stop())) break;
             Buffers B(x, J.size);
@@ -863,13 +913,13 @@ int tune(Job &J, const Options &o) {
                 line += sep + c.label() + " " + fmt_us(w.at(x)) + " us";
                 sep = ", ";
             }
-            for (const Submodules &sub : m.submodules) {
-                cm.hier[sub].whole.set(x, measure(J, o, coll, Config{false, 0, sub}, B));
-                line += ", hier" + sub.label() + " " + fmt_us(cm.hier[sub].whole.at(x)) + " us";
+            for (const Levels &l : levels) {
+                cm.hier[l].whole.set(x, measure(J, o, coll, Config{false, 0, l}, B));
+                line += ", hier" + l.label() + " " + fmt_us(cm.hier[l].whole.at(x)) + " us";
             }
             J.progress(line);
         }
-        for (const Submodules &sub : m.submodules)
+        for (const Levels &l : levels)
             for (std::uint64_t s : o.segments) {
                 if (!pipe || s >= o.max || (stopped = stopped || J.stop())) continue;
                 Pipeline p;
@@ -881,10 +931,10 @@ int tune(Job &J, const Options &o) {
                 if (longest > nus.back()) nus.push_back(longest);
                 for (std::uint64_t nu : nus) {
                     Buffers B(nu * s, J.size);
-                    p.points[double(nu)] = measure(J, o, coll, Config{false, s, sub}, B);
+                    p.points[double(nu)] = measure(J, o, coll, Config{false, s, l}, B);
                 }
-                cm.hier[sub].pipeline[s] = p;
-                J.progress(step() + name(coll) + " segments of " + bytes_label(s) + sub.label() +
+                cm.hier[l].pipeline[s] = p;
+                J.progress(step() + name(coll) + " segments of " + bytes_label(s) + l.label() +
                            ": full step " + fmt_us(p.full_step()) + " us, fill+drain " +
                            fmt_us(p.fill_drain(int(stages(coll).size()))) + " us");
             }
@@ -993,8 +1043,9 @@ int validate(Job &J, const Options &o) {
     }
     const auto grid = model ? model->sizes : pow2_grid(o.min, o.max);
     const auto segments = model ? model->segments : o.segments;
-    // the model's submodule choices, and any other a rule of the file names
-    auto subs = model ? model->submodules : submodule_choices(o);
+    // the model's choices of the levels (modules, trees), and any other a
+    // rule of the file names
+    auto levels = model ? model->levels : level_choices(o);
     auto flats = model ? model->flats : o.flat;
     // split rails as the tuning measures them: where the model has them
     // (or, without one, --split), on a job where hanx runs them; a rule
@@ -1008,11 +1059,11 @@ int validate(Job &J, const Options &o) {
             split = true;
         } else if (c->flat >= 0) {
             if (std::find(flats.begin(), flats.end(), c->flat) == flats.end()) flats.push_back(c->flat);
-        } else if (std::find(subs.begin(), subs.end(), c->sub) == subs.end()) {
-            subs.push_back(c->sub);
+        } else if (std::find(levels.begin(), levels.end(), c->levels) == levels.end()) {
+            levels.push_back(c->levels);
         }
     }
-    J.make_submodule_comms(subs);
+    J.make_submodule_comms(levels);
     J.make_flat_comms(flats);
     std::vector<std::uint64_t> sample = grid;
     if (o.sample != "all") {
@@ -1047,7 +1098,7 @@ int validate(Job &J, const Options &o) {
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
             // every configuration, measured as the tuning measures
-            for (const Config &c : configs_for(coll, x, segments, subs, flats, split)) {
+            for (const Config &c : configs_for(coll, x, segments, levels, flats, split)) {
                 t[c.label()] = measure(J, o, coll, c, B);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
@@ -1062,7 +1113,7 @@ int validate(Job &J, const Options &o) {
             ++points;
             if (chosen) chosen = chosen->at(x);
             if (chosen && !t.count(chosen->label()) && chosen->hierarchical())
-                chosen = Config{false, 0, chosen->sub};  // a segment not measured
+                chosen = Config{false, 0, chosen->levels};  // a segment not measured
             std::string pred_err = "n/a";
             if (model && chosen) {
                 auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, *chosen, x) : std::nullopt;
@@ -1095,7 +1146,7 @@ int validate(Job &J, const Options &o) {
                             fmt_us(best_t).c_str(), reg.c_str(), pred_err.c_str());
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
-            std::vector<Config> all = configs_for(coll, ~0ULL, segments, subs, flats, split);
+            std::vector<Config> all = configs_for(coll, ~0ULL, segments, levels, flats, split);
             write_plot(o.plot, coll, xs, all, pm, winners);
         }
     }

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <strings.h>
 
 namespace collx::tune {
 
@@ -102,11 +103,26 @@ std::uint64_t parse_bytes(const std::string &s) {
     return static_cast<std::uint64_t>(v) << shift;
 }
 
-std::string Submodules::label() const {
+std::string Levels::label() const {
     std::string s;
     if (!low.empty()) s += " low=" + low;
     if (!up.empty()) s += " up=" + up;
+    if (low_tree >= 0) s += " low_tree=" + level_algorithm(low_tree);
+    if (up_tree >= 0) s += " up_tree=" + level_algorithm(up_tree);
     return s;
+}
+
+bool applies(Coll c, const Levels &l) { return pipelined(c) || !l.has_tree(); }
+
+std::string level_algorithm(int tree) {
+    const char *n = tree < 0 ? "module" : collx_tree_name(tree);
+    return n ? n : "?";
+}
+
+int level_tree(const std::string &name) {
+    if (strcasecmp(name.c_str(), "module") == 0) return -1;
+    const int k = collx_tree_from_name(name.c_str());
+    return k >= 0 ? k : -2;
 }
 
 std::string flat_label(int tree) {
@@ -120,22 +136,23 @@ std::string Config::label() const {
     if (previous) return "previous";
     if (flat >= 0) return flat_label(flat);
     if (split) return "split";
-    return (segment ? "hier/" + bytes_label(segment) : "hier") + sub.label();
+    return (segment ? "hier/" + bytes_label(segment) : "hier") + levels.label();
 }
 
 std::vector<Config> configs_for(Coll coll, std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
-                                const std::vector<Submodules> &subs,
+                                const std::vector<Levels> &levels,
                                 const std::vector<int> &flats, bool split) {
     const bool pipe = pipelined(coll);
     std::vector<Config> v{{true, 0, {}}};
     if (pipe)
         for (int f : flats) v.push_back({false, 0, {}, f});
     if (split && has_split(coll)) v.push_back(Config::split_rails());
-    for (const Submodules &sub : subs) {
-        v.push_back({false, 0, sub});
+    for (const Levels &l : levels) {
+        if (!applies(coll, l)) continue;
+        v.push_back({false, 0, l});
         if (pipe)
             for (std::uint64_t s : segments)
-                if (s < bytes) v.push_back({false, s, sub});
+                if (s < bytes) v.push_back({false, s, l});
     }
     return v;
 }
@@ -217,7 +234,7 @@ std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t by
         if (!w || w->empty()) return std::nullopt;
         return w->at(bytes);
     }
-    auto h = hier.find(c.sub);
+    auto h = hier.find(c.levels);
     if (h == hier.end()) return std::nullopt;
     if (c.at(bytes).segment == 0) {  // one segment: unsegmented
         if (h->second.whole.empty()) return std::nullopt;
@@ -234,7 +251,7 @@ std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t by
     auto it = colls.find(coll);
     if (it == colls.end()) return std::nullopt;
     std::optional<std::pair<Config, double>> b;
-    for (const Config &c : configs_for(coll, bytes, segments, submodules, flats, split)) {
+    for (const Config &c : configs_for(coll, bytes, segments, levels, flats, split)) {
         auto t = it->second.predict(coll, c, bytes);
         if (t && (!b || *t < b->second)) b = std::make_pair(c, *t);
     }
@@ -299,8 +316,13 @@ Rules Model::rules() const {
                                               : RuleRange::between(x.lo, x.hi);
             rule.algorithm = algorithm_of(x.c);
             if (x.c.hierarchical() && pipelined(coll)) rule.segment_bytes = std::int64_t(x.c.segment);
-            if (!x.c.sub.low.empty()) rule.low = x.c.sub.low;
-            if (!x.c.sub.up.empty()) rule.up = x.c.sub.up;
+            const Levels &l = x.c.levels;
+            if (!l.low.empty()) rule.low = l.low;
+            if (!l.up.empty()) rule.up = l.up;
+            // (where the rule names none, hanx runs coll_hanx_low/up_algorithm:
+            // "module" unless the job says otherwise)
+            if (l.low_tree >= 0) rule.low_algorithm = level_algorithm(l.low_tree);
+            if (l.up_tree >= 0) rule.up_algorithm = level_algorithm(l.up_tree);
             rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
             r.add(rule);
         }
@@ -319,9 +341,18 @@ std::optional<Config> config_of(const Rule &r) {
     // (hanx takes "split" for allreduce alone: elsewhere it rejects the file)
     if (*r.algorithm == "split")
         return r.collective == name(Coll::Allreduce) ? std::optional<Config>(Config::split_rails()) : std::nullopt;
-    if (*r.algorithm == "hierarchical")
-        return Config{false, r.segment_bytes ? std::uint64_t(std::max<std::int64_t>(*r.segment_bytes, 0)) : 0,
-                      {r.low.value_or(""), r.up.value_or("")}};
+    if (*r.algorithm == "hierarchical") {
+        // (the levels' algorithms: not said and "module" are the same
+        // configuration where the job leaves coll_hanx_low/up_algorithm at
+        // module, as collx-tune measures it; and hanx runs a tree only on
+        // the stages of a pipelined collective, so elsewhere it is the module)
+        Levels l{r.low.value_or(""), r.up.value_or(""), level_tree(r.low_algorithm.value_or("module")),
+                 level_tree(r.up_algorithm.value_or("module"))};
+        if (l.low_tree < -1 || l.up_tree < -1) return std::nullopt;
+        const auto coll = coll_from_name(r.collective);
+        if (!coll || !pipelined(*coll)) l.low_tree = l.up_tree = -1;
+        return Config{false, r.segment_bytes ? std::uint64_t(std::max<std::int64_t>(*r.segment_bytes, 0)) : 0, l};
+    }
     return std::nullopt;
 }
 
@@ -339,10 +370,31 @@ static Curve curve_from(const nlohmann::json &a) {
     return c;
 }
 
+// A choice of the levels as the model file says it, in a "submodules"
+// entry and a "hier" one: low, up, and (version 7) the levels' algorithms
+static nlohmann::ordered_json levels_json(const Levels &l) {
+    nlohmann::ordered_json j;
+    j["low"] = l.low;
+    j["up"] = l.up;
+    j["low_algorithm"] = level_algorithm(l.low_tree);
+    j["up_algorithm"] = level_algorithm(l.up_tree);
+    return j;
+}
+
+// (before version 7 the levels ran their modules: no algorithms)
+static Levels levels_from(const nlohmann::json &j) {
+    Levels l{j.at("low").get<std::string>(), j.at("up").get<std::string>()};
+    for (auto [key, tree] : {std::pair{"low_algorithm", &l.low_tree}, std::pair{"up_algorithm", &l.up_tree}}) {
+        const std::string a = j.value(key, "module");
+        if ((*tree = level_tree(a)) < -1) throw std::runtime_error(std::string("unknown ") + key + " \"" + a + "\"");
+    }
+    return l;
+}
+
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 6;
+    j["version"] = 7;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -352,7 +404,7 @@ nlohmann::ordered_json Model::to_json() const {
     j["sizes"] = sizes;
     j["segments"] = segments;
     j["submodules"] = nlohmann::ordered_json::array();
-    for (const Submodules &sub : submodules) j["submodules"].push_back({{"low", sub.low}, {"up", sub.up}});
+    for (const Levels &l : levels) j["submodules"].push_back(levels_json(l));
     j["flat_trees"] = nlohmann::ordered_json::array();
     for (int f : flats) j["flat_trees"].push_back(collx_tree_name(f));
     j["split_rails"] = split;
@@ -370,10 +422,8 @@ nlohmann::ordered_json Model::to_json() const {
         for (auto &[f, c] : m.flat) o["flat"][collx_tree_name(f)] = curve_json(c);
         if (!m.split.empty()) o["split"] = curve_json(m.split);
         o["hier"] = nlohmann::ordered_json::array();
-        for (auto &[sub, h] : m.hier) {
-            nlohmann::ordered_json hj;
-            hj["low"] = sub.low;
-            hj["up"] = sub.up;
+        for (auto &[l, h] : m.hier) {
+            nlohmann::ordered_json hj = levels_json(l);
             hj["whole"] = curve_json(h.whole);
             hj["pipelines"] = nlohmann::ordered_json::object();
             for (auto &[seg, p] : h.pipeline) {
@@ -392,11 +442,11 @@ nlohmann::ordered_json Model::to_json() const {
 
 Model Model::from_json(const nlohmann::json &j) {
     // version 3: without flat trees; 4: bcast, reduce and allreduce only;
-    // 5: without split rails (not measured)
+    // 5: without split rails (not measured); 6: without the levels' trees
     const int version = j.value("version", 0);
-    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 6)
+    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 7)
         throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3 "
-                                 "to 6; run collx-tune again)");
+                                 "to 7; run collx-tune again)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();
@@ -406,8 +456,8 @@ Model Model::from_json(const nlohmann::json &j) {
     m.complete = j.value("complete", true);
     m.sizes = j.at("sizes").get<std::vector<std::uint64_t>>();
     m.segments = j.at("segments").get<std::vector<std::uint64_t>>();
-    m.submodules.clear();
-    for (const auto &x : j.at("submodules")) m.submodules.push_back({x.at("low").get<std::string>(), x.at("up").get<std::string>()});
+    m.levels.clear();
+    for (const auto &x : j.at("submodules")) m.levels.push_back(levels_from(x));
     const auto tree_of = [](const std::string &n) {
         const int f = flat_tree(n);
         if (f < 0) throw std::runtime_error("unknown flat tree \"" + n + "\"");
@@ -425,7 +475,7 @@ Model Model::from_json(const nlohmann::json &j) {
             for (auto &[f, c] : o.at("flat").items()) cm.flat[tree_of(f)] = curve_from(c);
         if (o.contains("split")) cm.split = curve_from(o.at("split"));  // absent: not measured
         for (const auto &hj : o.at("hier")) {
-            HierModel &h = cm.hier[{hj.at("low").get<std::string>(), hj.at("up").get<std::string>()}];
+            HierModel &h = cm.hier[levels_from(hj)];
             h.whole = curve_from(hj.at("whole"));
             for (auto &[seg, pj] : hj.at("pipelines").items()) {
                 // the measurements; full_step and fill_drain are derived (for the reader)

@@ -65,21 +65,42 @@ enum class Level { Node, Leaders };
 const std::vector<Level> &stages(Coll c);
 const char *name(Level l);
 
-// The modules of the levels' sub-communicators, as a tuning rule's
-// low/up say them (ompi_comm_coll_preference values); empty = what
-// coll_hanx_low/up_preference say.
-struct Submodules {
+// What runs on hanx's levels, one choice of it: the modules of the levels'
+// sub-communicators, as a tuning rule's low/up say them
+// (ompi_comm_coll_preference values; empty = what coll_hanx_low/up_preference
+// say), and the levels' algorithms, as its low_algorithm/up_algorithm say
+// them (-1: "module", the sub-communicator's module; else a collx tree that
+// hanx runs itself on that level, collx_tree_kind_t).  low: the levels
+// below the node leaders'; up: the leaders' level.  The trees apply to the
+// pipelined collectives alone (hanx runs the levels' bcast, reduce and
+// allreduce stages on them).
+struct Levels {
     std::string low, up;
-    bool operator<(const Submodules &o) const { return std::tie(low, up) < std::tie(o.low, o.up); }
-    bool operator==(const Submodules &o) const { return low == o.low && up == o.up; }
-    std::string label() const;  // "", " low=basic", " up=adaptx", " low=a up=b"
+    int low_tree = -1, up_tree = -1;
+    bool operator<(const Levels &o) const {
+        return std::tie(low, up, low_tree, up_tree) < std::tie(o.low, o.up, o.low_tree, o.up_tree);
+    }
+    bool operator==(const Levels &o) const {
+        return low == o.low && up == o.up && low_tree == o.low_tree && up_tree == o.up_tree;
+    }
+    bool has_tree() const { return low_tree >= 0 || up_tree >= 0; }
+    // "", " low=basic", " up=adaptx", " low=a up=b", " up_tree=pipeline",
+    // " low=a low_tree=chain"
+    std::string label() const;
 };
+// `l` is a configuration of `c`: a level's tree only where hanx runs the
+// levels' stages on it (the pipelined collectives)
+bool applies(Coll c, const Levels &l);
+// "module" for -1, else the tree's name; and back (-1 for "module", -2 for
+// anything else), case-insensitive like hanx
+std::string level_algorithm(int tree);
+int level_tree(const std::string &name);
 
 // One configuration hanx can be told to run by a tuning rule.
 struct Config {
     bool previous = false;       // hand the call to the previous module
     std::uint64_t segment = 0;   // hierarchical: bytes per segment, 0 = unsegmented
-    Submodules sub;              // hierarchical: the levels' modules
+    Levels levels;               // hierarchical: the levels' modules and algorithms
     int flat = -1;               // >= 0: the front door's flat collx tree (collx_tree_kind_t)
     // allreduce as split rails (reduce-scatter in the node, an allreduce
     // per rail, allgather in the node), in hanx's built-in allreduce
@@ -94,26 +115,28 @@ struct Config {
     // previous module, a flat tree nor split rails, which are measured
     // whole by size
     bool hierarchical() const { return !previous && flat < 0 && !split; }
-    // "previous", "hier", "hier/64K", "hier/64K up=adaptx", "flat:pipeline", "split"
+    // "previous", "hier", "hier/64K", "hier/64K up=adaptx", "hier/32K up_tree=pipeline",
+    // "flat:pipeline", "split"
     std::string label() const;
     // as hanx runs it on a message of `bytes`: a segment at least as big
     // as the message is the unsegmented configuration
     Config at(std::uint64_t bytes) const {
-        return !hierarchical() || segment < bytes ? *this : Config{false, 0, sub};
+        return !hierarchical() || segment < bytes ? *this : Config{false, 0, levels};
     }
     bool operator==(const Config &o) const {
-        return previous == o.previous && segment == o.segment && sub == o.sub && flat == o.flat &&
+        return previous == o.previous && segment == o.segment && levels == o.levels && flat == o.flat &&
                split == o.split;
     }
 };
 // previous, then each flat tree of `flats`, then split rails (where
-// `split` and the collective has them), then for each submodule choice
-// (the first: the MCA parameters') unsegmented and every segment size
-// below `bytes` (a segment at least as big as the message is the
-// unsegmented configuration).  A collective that is not pipelined has
-// neither flat trees nor segments.
+// `split` and the collective has them), then for each choice of the
+// levels that applies to the collective (the first: the MCA parameters'
+// modules) unsegmented and every segment size below `bytes` (a segment at
+// least as big as the message is the unsegmented configuration).  A
+// collective that is not pipelined has neither flat trees, segments nor
+// the levels' trees.
 std::vector<Config> configs_for(Coll coll, std::uint64_t bytes, const std::vector<std::uint64_t> &segments,
-                                const std::vector<Submodules> &subs = {Submodules{}},
+                                const std::vector<Levels> &levels = {Levels{}},
                                 const std::vector<int> &flats = {}, bool split = false);
 // "flat:pipeline" for COLLX_TREE_PIPELINE; a tree kind of a name ("pipeline"), -1 if none
 std::string flat_label(int tree);
@@ -151,7 +174,7 @@ struct Pipeline {
     double fill_drain(int K) const;   // the K - 1 filling and K - 1 draining steps
 };
 
-// hanx with one choice of submodules: unsegmented, whole, by size, and
+// hanx with one choice of the levels: unsegmented, whole, by size, and
 // its pipelines per segment size.
 struct HierModel {
     Curve whole;
@@ -160,7 +183,7 @@ struct HierModel {
 
 struct CollModel {
     Curve previous;                           // previous module, whole, by size
-    std::map<Submodules, HierModel> hier;     // hanx, by the levels' modules
+    std::map<Levels, HierModel> hier;         // hanx, by the levels' modules and trees
     std::map<int, Curve> flat;                // hanx's flat collx trees, whole, by tree
     Curve split;                              // allreduce's split rails, whole, by size
 
@@ -179,7 +202,10 @@ struct Model {
     int nodes = 0, ranks_per_node = 0, ranks = 0;
     std::vector<std::uint64_t> sizes;     // message sizes predicted (the rule grid; barrier: 0 alone)
     std::vector<std::uint64_t> segments;  // segment sizes considered
-    std::vector<Submodules> submodules{Submodules{}};  // considered, the MCA parameters' first
+    // the levels' choices considered: the MCA parameters' modules first,
+    // then the other modules' (--low/--up), then the trees' (--low-trees,
+    // --up-trees)
+    std::vector<Levels> levels{Levels{}};
     std::vector<int> flats;               // flat collx trees considered (collx_tree_kind_t)
     // allreduce's split rails measured: asked for (--split), allreduce
     // tuned, and the job's nodes all of one size >= 2 (elsewhere hanx

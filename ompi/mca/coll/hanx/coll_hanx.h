@@ -52,13 +52,16 @@ typedef struct mca_coll_hanx_component_t {
     int socket_level;     /* 1: add a socket level where a node has several sockets */
     char *low_preference;  /* ompi_comm_coll_preference of the intra-node levels */
     char *up_preference;   /* ompi_comm_coll_preference of the leaders' level */
-    int low_algorithm;     /* levels below the leaders: -1 module, else a collx tree */
+    /* coll_hanx_low_algorithm's current text (settable: read at every
+     * call, mca_coll_hanx_choose): the levels below the leaders run their
+     * module ("module") or a collx tree */
+    char *const *low_text;
     /* coll_hanx_default_algorithm (settable): where no tuning rule names an
      * algorithm, 0 hanx's built-in choice, 1 hierarchical, 2 the previous
      * module, 3 allreduce as split rails and the rest hierarchical */
     int default_algorithm;
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
-    int up_algorithm;      /* the leaders' level: -1 module, else a collx tree */
+    char *const *up_text;  /* coll_hanx_up_algorithm's: the same for the leaders' level */
     /* coll_hanx_flat_algorithm's current text (settable: read when a
      * communicator's hierarchy is built, into flat_default) */
     char *const *flat_text;

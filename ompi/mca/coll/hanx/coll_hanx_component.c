@@ -111,16 +111,20 @@ static int hanx_register(void)
         "the non-blocking calls (a stage of a segment starts when its input is done), waited for; "
         "a call of one segment runs lock-step either way",
         0, 0, 1, OPAL_INFO_LVL_5, &c->blocking_schedule);
-    collx_glue_register_tree_or(v, "low_algorithm",
+    /* (settable: read at every call, so that collx-tune can measure the
+     * levels' trees on one communicator) */
+    collx_glue_register_tree_setting(v, "low_algorithm",
         "Algorithm of the levels below the leaders' in bcast, reduce, allreduce (blocking and "
         "not): module = the sub-communicator's Open MPI module (low_preference), or a collx "
         "tree run by hanx itself, event-driven on the PML: binomial, in_order_binomial, binary, "
-        "knomial, chain, pipeline (linear pipelining), linear (topo: as binomial there)",
-        "module", -1, OPAL_INFO_LVL_5, &c->low_algorithm);
-    collx_glue_register_tree_or(v, "up_algorithm",
+        "knomial, chain, pipeline (linear pipelining), linear (topo: as binomial there).  Read "
+        "at every call; settable through MPI_T (collx-tune measures the levels' trees so)",
+        "module", -1, OPAL_INFO_LVL_5, &c->low_text);
+    collx_glue_register_tree_setting(v, "up_algorithm",
         "Algorithm of the leaders' level (across nodes), as low_algorithm: module (the "
-        "sub-communicator's Open MPI module, up_preference) or a collx tree",
-        "module", -1, OPAL_INFO_LVL_5, &c->up_algorithm);
+        "sub-communicator's Open MPI module, up_preference) or a collx tree.  Read at every "
+        "call; settable through MPI_T",
+        "module", -1, OPAL_INFO_LVL_5, &c->up_text);
     collx_glue_register_tree_setting(v, "flat_algorithm",
         "none, or a collx tree that runs every bcast, reduce and allreduce (blocking and not) "
         "of a communicator as one flat tree over all its ranks, where no tuning rule says "

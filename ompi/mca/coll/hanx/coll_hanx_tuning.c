@@ -91,6 +91,34 @@ static const char *default_algorithm(const char *collective, size_t bytes)
     return NULL;
 }
 
+/* coll_hanx_low/up_algorithm as a call reads it: the variable's text is
+ * settable through MPI_T, between calls, so each call looks at it; it is
+ * parsed again only when it differs from the text parsed last.  Per
+ * thread: calls on different communicators may run at once.  A text that
+ * names no tree (the start-up one was reported by the register helper; an
+ * MPI_T write is not checked) runs the module, said at verbose 1 once per
+ * new text. */
+typedef struct level_algorithm {
+    char text[64]; /* the text last parsed (a longer one names no tree) */
+    int parsed;
+    int tree;      /* -1 module, else a collx tree */
+} level_algorithm_t;
+static __thread level_algorithm_t low_algorithm, up_algorithm;
+
+static int level_tree(level_algorithm_t *a, const char *text, const char *var)
+{
+    if (NULL == text) text = ""; /* (an empty value leaves none) */
+    if (a->parsed && 0 == strncmp(a->text, text, sizeof(a->text) - 1)) return a->tree;
+    snprintf(a->text, sizeof(a->text), "%s", text);
+    a->parsed = 1;
+    a->tree = collx_glue_tree_choice(text, "module");
+    if (a->tree < -1) {
+        HANX_LOG(1, "coll:hanx: coll_hanx_%s \"%s\" names no collx tree: module", var, text);
+        a->tree = -1;
+    }
+    return a->tree;
+}
+
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           hanx_choice_t *out)
 {
@@ -98,8 +126,8 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     out->algorithm = default_algorithm(collective, bytes);
     out->segment_bytes = collx_hier_segment_bytes(collx_coll_from_name(collective), bytes);
     out->low = out->up = NULL;
-    out->low_tree = mca_coll_hanx_component.low_algorithm;
-    out->up_tree = mca_coll_hanx_component.up_algorithm;
+    out->low_tree = level_tree(&low_algorithm, *mca_coll_hanx_component.low_text, "low_algorithm");
+    out->up_tree = level_tree(&up_algorithm, *mca_coll_hanx_component.up_text, "up_algorithm");
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
     out->flat_tree = has_flat(collective) && 0 == mca_coll_hanx_component.default_algorithm
                          ? m->flat_default : -1;
