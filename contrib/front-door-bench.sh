@@ -5,20 +5,24 @@
 # tuned, han and adapt (contrib/bench.sh, same run, interleaved rounds).
 # Then one table per setting: each collx contender's median over the best
 # of tuned/han/adapt (< 1: the front door wins).  Root, a build, and about
-# 15 minutes on 2 cores.
+# 15 minutes on 2 cores.  --tune-args: collx-tune's options for the tunings
+# (default "--up-trees pipeline": also an LP chain between the node leaders).
 #   contrib/front-door-bench.sh [--out DIR] [--shapes "2x2 4x2"] [--rates "none 1gbit"]
+#                               [--tune-args "ARGS"]
 #   contrib/front-door-bench.sh --summary DIR      (the tables of an earlier run)
 set -e
 cd "$(dirname "$0")/.."
 out=/tmp/collx-front-door shapes="2x2 4x2" rates="none 1gbit" only_summary=0
+tune_args="--up-trees pipeline"
 colls=bcast,reduce,allreduce,allgather,alltoall,reduce_scatter,barrier
 while [ $# -gt 0 ]; do
     case $1 in
     --out) out=$2; shift 2 ;;
     --shapes) shapes=$2; shift 2 ;;
     --rates) rates=$2; shift 2 ;;
+    --tune-args) tune_args=$2; shift 2 ;;
     --summary) out=$2; only_summary=1; shift 2 ;;
-    *) echo "usage: $0 [--out DIR] [--shapes \"2x2 4x2\"] [--rates \"none 1gbit\"] | --summary DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 [--out DIR] [--shapes \"2x2 4x2\"] [--rates \"none 1gbit\"] [--tune-args \"ARGS\"] | --summary DIR" >&2; exit 2 ;;
     esac
 done
 mkdir -p "$out"
@@ -31,8 +35,9 @@ if [ $only_summary = 0 ]; then
             ropt=()
             [ "$rate" = none ] || ropt=(--rate "$rate")
             echo "== $tag: $(date -u +%T), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+            # shellcheck disable=SC2086 # (the options, word by word)
             contrib/tune.sh -n "$n" -m "$m" "${ropt[@]}" --out "$out/tune-$tag.json" --no-validate \
-                >"$out/tune-$tag.log" 2>&1 || { echo "tune failed: $out/tune-$tag.log"; exit 1; }
+                ${tune_args:+-- $tune_args} >"$out/tune-$tag.log" 2>&1 || { echo "tune failed: $out/tune-$tag.log"; exit 1; }
             contrib/bench.sh -n "$n" -m "$m" "${ropt[@]}" --min 8 --max 8388608 --factor 8 --colls $colls \
                 --contenders "tuned han adapt hanx hanx:$out/tune-$tag.json" --out "$out/$tag" \
                 >"$out/bench-$tag.log" 2>&1 || { echo "bench failed: $out/bench-$tag.log"; exit 1; }
