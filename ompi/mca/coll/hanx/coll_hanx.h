@@ -140,6 +140,7 @@ typedef struct mca_coll_hanx_module_t {
     int my_node;
     int max_node_size;
     int blocks;        /* every group of every level holds contiguous ranks */
+    int split_parts;   /* ranks per node where split rails can run (collx_hier_split_parts), else 0 */
     int flat_default;  /* coll_hanx_flat_algorithm when the hierarchy was built: -1 none */
     /* non-blocking calls: the channels' lock, and how many registrations
      * (call x channel) still have steps to start; a blocking call waits for

@@ -120,7 +120,7 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
     m->nviews = m->views_full_said = 0;
     m->cur = NULL;
     m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
-    m->nnodes = m->max_node_size = 0;
+    m->nnodes = m->max_node_size = m->split_parts = 0;
     m->my_node = -1;
     m->blocks = 0;
     pthread_mutex_init(&m->nb_lock, NULL);
@@ -294,6 +294,7 @@ static int fill_tables(mca_coll_hanx_module_t *m, const int *all, int size)
     for (int k = 0; k < L - 1; ++k)
         for (int r = 1; r < size; ++r)
             if (m->leader[k][r] < m->leader[k][r - 1]) m->blocks = 0;
+    m->split_parts = collx_hier_split_parts(&h);
     free(index);
     return OMPI_SUCCESS;
 }

@@ -510,7 +510,7 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
         p->tree[k] = k == m->nlevels - 1 ? ch->up_tree : ch->low_tree;
     p->tree[HANX_RAIL] = ch->up_tree;
     if (split) {
-        p->parts = collx_hier_split_parts(&h);
+        p->parts = m->split_parts;
         p->part = m->low_rank_of[ompi_comm_rank(p->comm)];
     }
 #define LEVEL_ALGO(k) ((k) < m->nlevels ? (p->tree[k] < 0 ? "module" : collx_tree_name(p->tree[k])) : "")
@@ -716,8 +716,7 @@ static int split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
                     const hanx_choice_t *ch, struct ompi_datatype_t *dtype, int may_create)
 {
     if (NULL == ch->algorithm || strcmp(ch->algorithm, "split")) return 0;
-    const collx_hier_t h = mca_coll_hanx_hier(m, ompi_comm_size(comm));
-    const char *why = 0 == collx_hier_split_parts(&h) ? "nodes of different sizes (or one rank each)"
+    const char *why = 0 == m->split_parts ? "nodes of different sizes (or one rank each)"
                       : mca_coll_hanx_scratch_unsafe(dtype) ? "datatype with true lower bound != 0"
                       : !mca_coll_hanx_rail(m, comm, m->cur, may_create)
                           ? (m->cur->rail_failed ? "no rail communicator" : "rail not made yet")
