@@ -101,7 +101,40 @@ class Pipeline final : public Operation {
     std::size_t done_count_ = 0;
 };
 
+// n sub-operations started at once as steps of the group (their
+// completions come back as the steps'), the group done when all are.
+class Group final : public Operation {
+  public:
+    Group(int n, MakeStep make, const collx_notify_t *notify)
+        : Operation(no_transport, no_dtype, 0, no_tuning, notify), n_(n), make_(std::move(make)) {}
+
+  private:
+    static void kid_done(void *token, int status) { collx_xfer_complete(token, status); }
+    static int start_kid(void *ctx, int i, std::size_t, void *token) {
+        auto *g = static_cast<Group *>(ctx);
+        g->kids_.push_back(g->make_(i, collx_notify_t{&kid_done, token}));
+        g->kids_.back()->start();
+        return 0;
+    }
+    void on_done(Xfer &) override { ++done_; }
+    void post_ready() override {
+        for (; started_ < n_; ++started_) {
+            Xfer x;
+            x.peer_idx = static_cast<std::size_t>(started_);
+            if (!start_step(&start_kid, this, started_, x)) return;
+        }
+    }
+    bool all_done() const override { return started_ == n_ && done_ == n_; }
+    int n_, started_ = 0, done_ = 0;
+    MakeStep make_;
+    std::vector<std::unique_ptr<Operation>> kids_;
+};
+
 }  // namespace
+
+std::unique_ptr<Operation> make_group(int n, MakeStep make, const collx_notify_t *notify) {
+    return std::make_unique<Group>(n, std::move(make), notify);
+}
 
 std::unique_ptr<Operation> make_pipeline(const std::vector<collx_stage_t> &stages, std::size_t nseg,
                                          int window, collx_step_fn fn, void *ctx,

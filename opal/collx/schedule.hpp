@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -16,5 +17,10 @@ namespace collx {
 std::unique_ptr<Operation> make_pipeline(const std::vector<collx_stage_t> &stages, std::size_t nseg,
                                          int window, collx_step_fn fn, void *ctx,
                                          const collx_notify_t *notify);
+
+// n sub-operations started at once, make(i, notify) making the i-th (it
+// calls notify when done); the group finishes when all have, and owns them.
+using MakeStep = std::function<std::unique_ptr<Operation>(int, const collx_notify_t &)>;
+std::unique_ptr<Operation> make_group(int n, MakeStep make, const collx_notify_t *notify);
 
 }  // namespace collx

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -535,40 +534,6 @@ struct Stage {
     int place;         // split rails: the rank's place in its node (its chunk)
 };
 
-// Sub-collectives started at once, done when all are: the simulator's
-// reduce-scatter (one reduce per chunk, to the chunk's owner) and
-// allgather (one bcast per chunk, from its owner) of split rails, where a
-// real run uses the node communicator's module.
-const collx_transport_t no_transport{};
-const collx_dtype_t no_dtype{};
-const collx_tuning_t no_tuning{COLLX_TREE_BINOMIAL, 1, 1, 1, 1, nullptr};
-class Group final : public Operation {
-  public:
-    using Make = std::function<std::unique_ptr<Operation>(int, const collx_notify_t &)>;
-    Group(int n, Make make, const collx_notify_t *nt)
-        : Operation(no_transport, no_dtype, 0, no_tuning, nt), n_(n), make_(std::move(make)) {}
-
-  private:
-    static void kid_done(void *token, int status) { collx_xfer_complete(token, status); }
-    static int start_kid(void *ctx, int i, std::size_t, void *token) {
-        auto *g = static_cast<Group *>(ctx);
-        g->kids_.push_back(g->make_(i, collx_notify_t{&kid_done, token}));
-        g->kids_.back()->start();
-        return 0;
-    }
-    void on_done(Xfer &) override { ++done_; }
-    void post_ready() override {
-        for (; started_ < n_; ++started_) {
-            Xfer x;
-            x.peer_idx = static_cast<std::size_t>(started_);
-            if (!start_step(&start_kid, this, started_, x)) return;
-        }
-    }
-    bool all_done() const override { return started_ == n_ && done_ == n_; }
-    int n_, started_ = 0, done_ = 0;
-    Make make_;
-    std::vector<std::unique_ptr<Operation>> kids_;
-};
 
 struct HanxCtx;
 
@@ -626,11 +591,14 @@ std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_
         return std::pair<std::ptrdiff_t, std::size_t>{static_cast<std::ptrdiff_t>(f) * extent, k};
     };
     const auto shifted = [](char *b, std::ptrdiff_t o) { return b ? b + o : nullptr; };
+    // split rails' reduce-scatter (one reduce per chunk, to the chunk's
+    // owner) and allgather (one bcast per chunk, from its owner), all
+    // chunks at once, where a real run uses the node communicator's module
     if (s.st.kind == COLLX_HSTEP_REDUCE_SCATTER || s.st.kind == COLLX_HSTEP_ALLGATHER) {
         const bool rs = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER;
         const Stage *sp = &s;
         const HanxCtx *hp = &h;
-        return std::make_unique<Group>(h.parts, [=](int c, const collx_notify_t &knt) {
+        return make_group(h.parts, [=](int c, const collx_notify_t &knt) {
             const auto [o, k] = at(c);
             char *mine = shifted(sp->rbuf, off + o);
             const int ktag = tag + 1 + c;
@@ -799,7 +767,8 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     const int P = topo.P;
     Levels lv(topo);
     // split rails where hanx runs them (an allreduce on nodes of one size)
-    const bool split = a.split && c == Coll::Allreduce && collx_hier_split_parts(&lv.h) > 0;
+    const int parts = a.split && c == Coll::Allreduce ? collx_hier_split_parts(&lv.h) : 0;
+    const bool split = parts > 0;
     if (split) lv.make_rails();
     Runner run(e);
     HanxCtx h;
@@ -812,8 +781,8 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     h.commutative = bufs ? bufs->commutative : true;
     h.nlevels = lv.h.nlevels;
     h.count = count;
-    h.parts = split ? collx_hier_split_parts(&lv.h) : 0;
-    h.tag_stride = split ? h.parts + 1 : 1;
+    h.parts = parts;
+    h.tag_stride = parts + 1;  // (1 without split rails)
     const std::size_t esize = std::max<std::size_t>(h.dt.size, 1);
     std::size_t seg_count = seg ? std::max<std::size_t>(1, seg / esize) : count;
     if (seg_count > count) seg_count = count;
