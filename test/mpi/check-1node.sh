@@ -295,9 +295,11 @@ builtin_defaults() {  # no tuning file: large alltoall blocks go to the previous
     echo "$out" | tail -1
     echo "$out" | grep -q " 0 failed" &&
     echo "$out" | grep -q "alltoall of 508 bytes on .*: previous module (tuning)" &&
-    echo "$out" | grep -q "coll:hanx: alltoall count 1 "
+    echo "$out" | grep -q "coll:hanx: alltoall count 1 " &&
+    echo "$out" | grep -q "coll:hanx: allgather count 1 " &&
+    echo "$out" | grep -q "coll:hanx: allgather count [0-9]\{3,\} "
 }
-step "built-in defaults: small alltoall blocks hierarchical, large ones to the previous module" builtin_defaults
+step "built-in defaults: small alltoall blocks hierarchical, large ones to the previous module; allgather hierarchical at every size" builtin_defaults
 rm -f "$TUNING_OK" "$TUNING_BAD"
 
 # --- bad MCA values: a clear message naming the parameter, then defaults

@@ -213,9 +213,11 @@ enum stage_kind {
 
 /* allgather's packed blocks, for its stages (coll_hanx_gather.c) */
 typedef struct hanx_blocks {
-    const char *mine;  /* my packed block */
-    int my_bytes;
+    const char *mine;  /* my block (packed, or the caller's; MPI_IN_PLACE at a leader) */
+    int my_count;      /* ... of my_type */
+    struct ompi_datatype_t *my_type;
     char *all;         /* every block, in node order */
+    struct ompi_datatype_t *type; /* the unit of cnt, dsp, ncnt, ndsp */
     int *cnt, *dsp;    /* my node's members' blocks in my node's share */
     int *ncnt, *ndsp;  /* the nodes' shares of `all` */
     int (*finish)(struct hanx_blocks *b);   /* the local last stage */

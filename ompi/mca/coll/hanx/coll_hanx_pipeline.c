@@ -166,15 +166,15 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
     const hanx_blocks_t *b = p->blk;
     switch (s->kind) {
     case ST_GATHERV:
-        return req ? cc->coll_igatherv(b->mine, b->my_bytes, MPI_BYTE, rb, b->cnt, b->dsp, MPI_BYTE,
-                                       0, c, req, cc->coll_igatherv_module)
-                   : cc->coll_gatherv(b->mine, b->my_bytes, MPI_BYTE, rb, b->cnt, b->dsp, MPI_BYTE,
-                                      0, c, cc->coll_gatherv_module);
+        return req ? cc->coll_igatherv(b->mine, b->my_count, b->my_type, rb, b->cnt, b->dsp,
+                                       b->type, 0, c, req, cc->coll_igatherv_module)
+                   : cc->coll_gatherv(b->mine, b->my_count, b->my_type, rb, b->cnt, b->dsp,
+                                      b->type, 0, c, cc->coll_gatherv_module);
     case ST_ALLGATHERV:
-        return req ? cc->coll_iallgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b->all, b->ncnt, b->ndsp,
-                                          MPI_BYTE, c, req, cc->coll_iallgatherv_module)
-                   : cc->coll_allgatherv(MPI_IN_PLACE, 0, MPI_BYTE, b->all, b->ncnt, b->ndsp,
-                                         MPI_BYTE, c, cc->coll_allgatherv_module);
+        return req ? cc->coll_iallgatherv(MPI_IN_PLACE, 0, b->type, b->all, b->ncnt, b->ndsp,
+                                          b->type, c, req, cc->coll_iallgatherv_module)
+                   : cc->coll_allgatherv(MPI_IN_PLACE, 0, b->type, b->all, b->ncnt, b->ndsp,
+                                         b->type, c, cc->coll_allgatherv_module);
     case ST_REDUCE_SCATTER: /* my chunk of the segment into its place in rb */
         return req ? cc->coll_ireduce_scatter(sb, rb, cnt, p->dtype, p->op, c, req,
                                               cc->coll_ireduce_scatter_module)

@@ -73,9 +73,11 @@ void mca_coll_hanx_tuning_close(void)
 }
 
 /* Built-in defaults, measured on 2 and 4 emulated nodes x 2 ranks
- * (docs/benchmarks.md): every collective hierarchical, except allgather
- * and alltoall of larger blocks, where funnelling every block through the
- * node leaders costs more than it saves (tuned's direct exchanges win);
+ * (docs/benchmarks.md): every collective hierarchical, except alltoall of
+ * larger blocks, where funnelling every block through the node leaders
+ * costs more than it saves (tuned's direct exchanges win; allgather, whose
+ * blocks cross each node boundary once through the leaders instead of
+ * once per rank, stays hierarchical at every size);
  * segments from the core's collx_hier_segment_bytes (bcast in 256 KiB
  * segments from 512 KiB on, reduce in 64 KiB from 512 KiB, allreduce in 32 KiB
  * from 256 KiB). */
@@ -87,7 +89,6 @@ static const char *default_algorithm(const char *collective, size_t bytes)
     case 3: return strcmp(collective, "allreduce") ? "hierarchical" : "split";
     }
     if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
-    if (!strcmp(collective, "allgather") && bytes > 16) return "previous";
     return NULL;
 }
 
