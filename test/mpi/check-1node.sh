@@ -209,6 +209,30 @@ split_default() (  # coll_hanx_default_algorithm 3, no tuning file: allreduce sp
 )
 step "coll_hanx_default_algorithm 3: every allreduce split rails, the other collectives hierarchical" \
     split_default
+model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and what it chose runs
+    local out ok=0 a
+    unset OMPI_MCA_coll_hanx_tuning_file
+    # slow links (1 Gbit/s between nodes, 2.5 GB/s within) so that every
+    # choice comes up among the checker's sizes
+    out=$(logged local_run 300 6 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 4 \
+          --mca coll_hanx_model_inter_beta_ps_per_byte 8000 --mca coll_hanx_model_intra_beta_ps_per_byte 4000 \
+          "$CHECKER" --quick --big --max-count 300000 --colls "bcast,allreduce,iallreduce,alltoall" --seed 34)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    count() { echo "$out" | grep -Ec "$1"; }
+    for a in hierarchical previous split flat:pipeline; do
+        [ "$(count "coll:hanx: model: .*: $a$")" -gt 0 ] || { echo "the model never chose $a"; ok=1; }
+    done
+    [ "$(count "coll:hanx: model: .*: flat:pipeline$")" = "$(count "one collx pipeline tree over all ranks")" ] ||
+        { echo "flat choices and flat runs differ"; ok=1; }
+    [ "$(count "coll:hanx: model: .*: previous$")" = "$(count "previous module \(tuning\)")" ] ||
+        { echo "previous choices and previous runs differ"; ok=1; }
+    [ "$(count "coll:hanx: model: .*: split$")" = "$(count "split rails$|split rails cannot run")" ] ||
+        { echo "split choices and split runs differ"; ok=1; }
+    return $ok
+)
+step "coll_hanx_default_algorithm 4: the cost model chooses per call (levels, previous, split, LP chain) and that runs" \
+    model_default
 # (pipelined: a call of one segment runs lock-step either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
 step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules, 3 levels with collx trees" \

@@ -815,6 +815,74 @@ START_TEST(hier_split_plans_sum_every_chunk) {
 }
 END_TEST
 
+// The front door's cost model: the formulas on hand-computed cases, and
+// the choices they make on the emulated shapes' two kinds of links.
+START_TEST(cost_model_predicts_and_chooses) {
+    const collx_machine_t fast = {0.8, 1e-4, 6, 4e-4, 2.5e-4};  // unlimited emulated links
+    const collx_machine_t slow = {0.8, 1e-4, 7, 8e-3, 2.5e-4};  // 1 Gbit/s between nodes
+    double us[COLLX_MODEL_COUNT];
+    // barrier, 4 nodes x 2: previous lg2*0.8 + lg4*6, hierarchical 2*0.8 + 12
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BARRIER, 4, 2, 1, 0, 0, &fast, us),
+                     COLLX_MODEL_HIER);
+    ck_assert_double_eq_tol(us[COLLX_MODEL_PREVIOUS], 12.8, 1e-9);
+    ck_assert_double_eq_tol(us[COLLX_MODEL_HIER], 13.6, 1e-9);
+    ck_assert(us[COLLX_MODEL_SPLIT] < 0 && us[COLLX_MODEL_FLAT_PIPELINE] < 0);
+    // bcast of 1 MiB, 2 x 2, in 4 segments of 256 KiB: up 6 + 0.0004 s,
+    // down 0.8 + 0.0001 s, the slower stage 3 more times
+    const double s = 262144;
+    ck_assert_int_ge(collx_model_choose(COLLX_COLL_BCAST, 2, 2, 1, 1 << 20, 262144, &fast, us), 0);
+    ck_assert_double_eq_tol(us[COLLX_MODEL_HIER], 4 * (6 + 4e-4 * s) + 0.8 + 1e-4 * s, 1e-6);
+    ck_assert_double_eq_tol(us[COLLX_MODEL_PREVIOUS], 6 + 4e-4 * 1048576 + 0.8 + 1e-4 * 1048576,
+                            1e-6);
+    // an 8-byte bcast: the levels; 2 MiB at 1 Gbit/s on 4 x 2: the LP chain
+    // (the previous module's binomial tree sends the message twice across)
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 2, 2, 1, 8, 0, &fast, us),
+                     COLLX_MODEL_HIER);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 4, 2, 1, 2 << 20, 262144, &slow, us),
+                     COLLX_MODEL_FLAT_PIPELINE);
+    ck_assert(us[COLLX_MODEL_PREVIOUS] > us[COLLX_MODEL_HIER]);
+    // allgather: each rank fetching every remote block costs S times the
+    // link bytes of the leaders' exchange
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLGATHER, 4, 2, 1, 1 << 18, 0, &slow, us),
+                     COLLX_MODEL_HIER);
+    ck_assert(us[COLLX_MODEL_PREVIOUS] > 1.8 * us[COLLX_MODEL_HIER]);
+    // alltoall: the same link bytes either way, the leaders' funnel extra:
+    // small blocks through the leaders (fewer latencies), large ones direct
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 8, 0, &fast, us),
+                     COLLX_MODEL_HIER);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 1 << 20, 0, &fast, us),
+                     COLLX_MODEL_PREVIOUS);
+    // split rails only on balanced nodes, and only for allreduce
+    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, &fast, us);
+    ck_assert(us[COLLX_MODEL_SPLIT] > 0);
+    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 0, 8 << 20, 32768, &fast, us);
+    ck_assert(us[COLLX_MODEL_SPLIT] < 0);
+    collx_model_choose(COLLX_COLL_REDUCE, 4, 2, 1, 8 << 20, 65536, &fast, us);
+    ck_assert(us[COLLX_MODEL_SPLIT] < 0 && us[COLLX_MODEL_FLAT_PIPELINE] > 0);
+    // at 1 Gbit/s the rails share the node's link: split no better there
+    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, &slow, us);
+    ck_assert(us[COLLX_MODEL_SPLIT] > 0.95 * us[COLLX_MODEL_HIER]);
+    // a larger message never costs less
+    for (int a = 0; a < COLLX_MODEL_COUNT; ++a) {
+        double prev = -1;
+        for (size_t b = 8; b <= (8u << 20); b *= 8) {
+            collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, b, collx_hier_segment_bytes(
+                                   COLLX_COLL_ALLREDUCE, b), &slow, us);
+            if (us[a] < 0) continue;
+            ck_assert_msg(us[a] >= prev, "%s: %zu bytes %.1f < %.1f", collx_model_algorithm_name(a),
+                          b, us[a], prev);
+            prev = us[a];
+        }
+    }
+    // what the model does not cover, and bad arguments
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_GATHER, 4, 2, 1, 8, 0, &fast, us), -1);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 4, 2, 1, 8, 0, nullptr, us), -1);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 0, 2, 1, 8, 0, &fast, us), -1);
+    ck_assert_str_eq(collx_model_algorithm_name(COLLX_MODEL_FLAT_PIPELINE), "flat:pipeline");
+    ck_assert_ptr_null(collx_model_algorithm_name(COLLX_MODEL_COUNT));
+}
+END_TEST
+
 START_TEST(one_table_of_collectives_and_default_segments) {
     // every name round-trips; unknown names and indices are refused
     const char *const *names = collx_coll_names();
@@ -1144,6 +1212,7 @@ int main() {
     tcase_add_test(exec, notification_fires_once_after_completion);
     tcase_add_test(exec, lp_segment_size_follows_the_model);
     tcase_add_test(exec, one_table_of_collectives_and_default_segments);
+    tcase_add_test(exec, cost_model_predicts_and_chooses);
     tcase_add_test(exec, hier_plans_run_every_shape_and_root);
     tcase_add_test(exec, hier_split_plans_sum_every_chunk);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);

@@ -58,8 +58,12 @@ typedef struct mca_coll_hanx_component_t {
     char *const *low_text;
     /* coll_hanx_default_algorithm (settable): where no tuning rule names an
      * algorithm, 0 hanx's built-in choice, 1 hierarchical, 2 the previous
-     * module, 3 allreduce as split rails and the rest hierarchical */
+     * module, 3 allreduce as split rails and the rest hierarchical, 4 the
+     * cost model's choice */
     int default_algorithm;
+    /* the cost model's machine (settable): intra alpha ns, intra beta
+     * ps/byte, inter alpha ns, inter beta ps/byte, gamma ps/byte */
+    int model[5];
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     char *const *up_text;  /* coll_hanx_up_algorithm's: the same for the leaders' level */
     /* coll_hanx_flat_algorithm's current text (settable: read when a

@@ -69,9 +69,29 @@ static int hanx_register(void)
                             "What runs where no tuning rule names an algorithm: 0 hanx's built-in "
                             "choice per collective and size, 1 the hierarchical algorithm, 2 the "
                             "previous module, 3 allreduce as split rails (where nodes are of one "
-                            "size) and the rest hierarchical; settable through MPI_T (collx-tune "
-                            "measures with it)",
-                            0, 0, 3, OPAL_INFO_LVL_6, &c->default_algorithm);
+                            "size) and the rest hierarchical, 4 the cost model's choice "
+                            "(model_* parameters; docs/cost-model.md); settable through MPI_T "
+                            "(collx-tune measures with it)",
+                            0, 0, 4, OPAL_INFO_LVL_6, &c->default_algorithm);
+    /* the cost model's machine (default_algorithm 4), in adaptx's lp_*
+     * units; bench.sh prints a machine's links in microseconds */
+    collx_glue_register_int_settable(v, "model_intra_alpha_ns",
+                            "Cost model: latency of a message within a node, ns (settable "
+                            "through MPI_T)",
+                            800, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[0]);
+    collx_glue_register_int_settable(v, "model_intra_beta_ps_per_byte",
+                            "Cost model: time per byte within a node, ps (100 = 10 GB/s)",
+                            100, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[1]);
+    collx_glue_register_int_settable(v, "model_inter_alpha_ns",
+                            "Cost model: latency of a message between nodes, ns",
+                            6000, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[2]);
+    collx_glue_register_int_settable(v, "model_inter_beta_ps_per_byte",
+                            "Cost model: time per byte of a node's link, ps (400 = 2.5 GB/s; "
+                            "8000 = 1 Gbit/s)",
+                            400, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[3]);
+    collx_glue_register_int_settable(v, "model_gamma_ps_per_byte",
+                            "Cost model: time per byte of a local reduction, ps",
+                            250, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[4]);
     collx_glue_register_int_settable(v, "bcast_segment_size",
                             "Segment size in bytes of the pipelined bcast (0: tuning file, else "
                             "256 KiB from 512 KiB messages on); settable through MPI_T",

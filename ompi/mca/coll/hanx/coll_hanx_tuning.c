@@ -87,6 +87,7 @@ static const char *default_algorithm(const char *collective, size_t bytes)
     case 1: return "hierarchical";
     case 2: return "previous";
     case 3: return strcmp(collective, "allreduce") ? "hierarchical" : "split";
+    case 4: return NULL; /* (mca_coll_hanx_choose asks the model) */
     }
     if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
     return NULL;
@@ -120,6 +121,29 @@ static int level_tree(level_algorithm_t *a, const char *text, const char *var)
     return a->tree;
 }
 
+/* coll_hanx_default_algorithm 4: the cost model's choice for this call
+ * (collx_model_choose) on m's shape, with hanx's segments; a collective
+ * the model does not cover stays hierarchical. */
+static void model_choice(const mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
+                         hanx_choice_t *out)
+{
+    const int *p = mca_coll_hanx_component.model;
+    const collx_machine_t mach = {p[0] * 1e-3, p[1] * 1e-6, p[2] * 1e-3, p[3] * 1e-6,
+                                  p[4] * 1e-6};
+    double us[COLLX_MODEL_COUNT];
+    const int a = collx_model_choose(collx_coll_from_name(collective), m->nnodes,
+                                     m->max_node_size, m->split_parts > 0, bytes,
+                                     out->segment_bytes, &mach, us);
+    if (a < 0) return;
+    if (COLLX_MODEL_FLAT_PIPELINE == a) out->flat_tree = COLLX_TREE_PIPELINE;
+    else out->algorithm = collx_model_algorithm_name(a);
+    HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d: previous %.1f, "
+                 "hierarchical %.1f, split %.1f, flat:pipeline %.1f us (-1: none): %s",
+             collective, bytes, m->nnodes, m->max_node_size, us[COLLX_MODEL_PREVIOUS],
+             us[COLLX_MODEL_HIER], us[COLLX_MODEL_SPLIT], us[COLLX_MODEL_FLAT_PIPELINE],
+             collx_model_algorithm_name(a));
+}
+
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           hanx_choice_t *out)
 {
@@ -132,6 +156,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
     out->flat_tree = has_flat(collective) && 0 == mca_coll_hanx_component.default_algorithm
                          ? m->flat_default : -1;
+    if (4 == mca_coll_hanx_component.default_algorithm) model_choice(m, collective, bytes, out);
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule))

@@ -141,6 +141,38 @@ size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P,
  * 32 KiB segments from 256 KiB on; 0 (one segment) otherwise. */
 size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
 
+/* The front door's cost model (opal/collx/costmodel.cpp, docs/cost-model.md):
+ * the machine as two links -- within a node, between nodes (one per node,
+ * shared by its ranks' flows) -- each a latency and a time per byte, and
+ * the time per byte of a local reduction; all in microseconds. */
+typedef struct collx_machine {
+    double intra_alpha_us, intra_beta_us;
+    double inter_alpha_us, inter_beta_us;
+    double gamma_us;
+} collx_machine_t;
+/* What hanx can run for a call, as the model names them. */
+enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorithms) */
+       COLLX_MODEL_HIER,     /* hanx's levels, pipelined in its segments */
+       COLLX_MODEL_SPLIT,    /* allreduce as split rails */
+       COLLX_MODEL_FLAT_PIPELINE, /* one LP chain over all ranks */
+       COLLX_MODEL_COUNT };
+/* Another algorithm replaces the hierarchical one only when predicted at
+ * most this fraction of its time. */
+#define COLLX_MODEL_MARGIN 0.8
+/* "previous", "hierarchical", "split", "flat:pipeline" (a tuning file's
+ * algorithm words); NULL when out of range. */
+const char *collx_model_algorithm_name(int algorithm);
+/* The predicted time of every algorithm for `coll` (bcast, reduce,
+ * allreduce: `bytes` the message; allgather, alltoall: one rank's block;
+ * barrier) on `nnodes` nodes of at most `node_size` ranks, in blocks;
+ * `balanced`: all nodes of that size (split rails need it); hier_segment:
+ * hanx's segment (0: one).  us[a] < 0: not a candidate.  Returns the
+ * choice (COLLX_MODEL_*), or -1 for a collective the model does not cover
+ * or a bad argument. */
+int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t bytes,
+                       size_t hier_segment, const collx_machine_t *mach,
+                       double us[COLLX_MODEL_COUNT]);
+
 /* Linear-pipelining segment size that minimises the chain's time
  * (P-1+k)(alpha + beta*n/k): s* = sqrt(n*alpha / ((P-2)*beta)), clamped to
  * [1 KiB, n]; n for P <= 2.  alpha in seconds, beta in seconds per byte. */
