@@ -73,7 +73,7 @@ const char *collx_model_algorithm_name(int a) {
 }
 
 int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t bytes,
-                       size_t hier_segment, const collx_machine_t *mach,
+                       size_t hier_segment, int baseline, const collx_machine_t *mach,
                        double us[COLLX_MODEL_COUNT]) {
     for (int a = 0; a < COLLX_MODEL_COUNT; ++a) us[a] = -1;
     if (mach == nullptr || nnodes < 1 || node_size < 1) return -1;
@@ -143,13 +143,14 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
     default:
         return -1;
     }
-    // hierarchical unless another is clearly cheaper: the model's error on
+    // the baseline unless another is clearly cheaper: the model's error on
     // the emulated nodes is of the order of the margin (docs/cost-model.md)
+    if (baseline < 0 || baseline >= COLLX_MODEL_COUNT || us[baseline] < 0)
+        baseline = COLLX_MODEL_HIER;
     int other = -1;
     for (int a = 0; a < COLLX_MODEL_COUNT; ++a)
-        if (a != COLLX_MODEL_HIER && us[a] >= 0 && (other < 0 || us[a] < us[other])) other = a;
-    return other >= 0 && us[other] < COLLX_MODEL_MARGIN * us[COLLX_MODEL_HIER] ? other
-                                                                               : COLLX_MODEL_HIER;
+        if (a != baseline && us[a] >= 0 && (other < 0 || us[a] < us[other])) other = a;
+    return other >= 0 && us[other] < COLLX_MODEL_MARGIN * us[baseline] ? other : baseline;
 }
 
 }  // extern "C"

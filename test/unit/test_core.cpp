@@ -822,7 +822,7 @@ START_TEST(cost_model_predicts_and_chooses) {
     const collx_machine_t slow = {0.8, 1e-4, 7, 8e-3, 2.5e-4};  // 1 Gbit/s between nodes
     double us[COLLX_MODEL_COUNT];
     // barrier, 4 nodes x 2: previous lg2*0.8 + lg4*6, hierarchical 2*0.8 + 12
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BARRIER, 4, 2, 1, 0, 0, &fast, us),
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BARRIER, 4, 2, 1, 0, 0, COLLX_MODEL_HIER, &fast, us),
                      COLLX_MODEL_HIER);
     ck_assert_double_eq_tol(us[COLLX_MODEL_PREVIOUS], 12.8, 1e-9);
     ck_assert_double_eq_tol(us[COLLX_MODEL_HIER], 13.6, 1e-9);
@@ -830,44 +830,56 @@ START_TEST(cost_model_predicts_and_chooses) {
     // bcast of 1 MiB, 2 x 2, in 4 segments of 256 KiB: up 6 + 0.0004 s,
     // down 0.8 + 0.0001 s, the slower stage 3 more times
     const double s = 262144;
-    ck_assert_int_ge(collx_model_choose(COLLX_COLL_BCAST, 2, 2, 1, 1 << 20, 262144, &fast, us), 0);
+    ck_assert_int_ge(collx_model_choose(COLLX_COLL_BCAST, 2, 2, 1, 1 << 20, 262144, COLLX_MODEL_HIER, &fast, us), 0);
     ck_assert_double_eq_tol(us[COLLX_MODEL_HIER], 4 * (6 + 4e-4 * s) + 0.8 + 1e-4 * s, 1e-6);
     ck_assert_double_eq_tol(us[COLLX_MODEL_PREVIOUS], 6 + 4e-4 * 1048576 + 0.8 + 1e-4 * 1048576,
                             1e-6);
     // an 8-byte bcast: the levels; 2 MiB at 1 Gbit/s on 4 x 2: the LP chain
     // (the previous module's binomial tree sends the message twice across)
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 2, 2, 1, 8, 0, &fast, us),
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 2, 2, 1, 8, 0, COLLX_MODEL_HIER, &fast, us),
                      COLLX_MODEL_HIER);
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 4, 2, 1, 2 << 20, 262144, &slow, us),
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 4, 2, 1, 2 << 20, 262144, COLLX_MODEL_HIER, &slow, us),
                      COLLX_MODEL_FLAT_PIPELINE);
     ck_assert(us[COLLX_MODEL_PREVIOUS] > us[COLLX_MODEL_HIER]);
     // allgather: each rank fetching every remote block costs S times the
     // link bytes of the leaders' exchange
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLGATHER, 4, 2, 1, 1 << 18, 0, &slow, us),
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLGATHER, 4, 2, 1, 1 << 18, 0, COLLX_MODEL_HIER, &slow, us),
                      COLLX_MODEL_HIER);
     ck_assert(us[COLLX_MODEL_PREVIOUS] > 1.8 * us[COLLX_MODEL_HIER]);
     // alltoall: the same link bytes either way, the leaders' funnel extra:
     // small blocks through the leaders (fewer latencies), large ones direct
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 8, 0, &fast, us),
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 8, 0, COLLX_MODEL_HIER, &fast, us),
                      COLLX_MODEL_HIER);
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 1 << 20, 0, &fast, us),
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 1 << 20, 0, COLLX_MODEL_HIER, &fast, us),
                      COLLX_MODEL_PREVIOUS);
+    // the baseline (hanx's built-in choice: the previous module for alltoall
+    // of large blocks) stays unless another is clearly cheaper
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 1 << 20, 0,
+                                        COLLX_MODEL_PREVIOUS, &slow, us),
+                     COLLX_MODEL_PREVIOUS);
+    ck_assert(us[COLLX_MODEL_HIER] < us[COLLX_MODEL_PREVIOUS] * 1.25);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 512, 0,
+                                        COLLX_MODEL_PREVIOUS, &fast, us),
+                     COLLX_MODEL_HIER);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 4, 2, 1, 8, 0, COLLX_MODEL_SPLIT, &fast,
+                                        us),
+                     COLLX_MODEL_HIER); // (no split bcast: the levels are the baseline)
     // split rails only on balanced nodes, and only for allreduce
-    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, &fast, us);
+    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, COLLX_MODEL_HIER, &fast, us);
     ck_assert(us[COLLX_MODEL_SPLIT] > 0);
-    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 0, 8 << 20, 32768, &fast, us);
+    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 0, 8 << 20, 32768, COLLX_MODEL_HIER, &fast, us);
     ck_assert(us[COLLX_MODEL_SPLIT] < 0);
-    collx_model_choose(COLLX_COLL_REDUCE, 4, 2, 1, 8 << 20, 65536, &fast, us);
+    collx_model_choose(COLLX_COLL_REDUCE, 4, 2, 1, 8 << 20, 65536, COLLX_MODEL_HIER, &fast, us);
     ck_assert(us[COLLX_MODEL_SPLIT] < 0 && us[COLLX_MODEL_FLAT_PIPELINE] > 0);
     // at 1 Gbit/s the rails share the node's link: split no better there
-    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, &slow, us);
+    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, COLLX_MODEL_HIER, &slow, us);
     ck_assert(us[COLLX_MODEL_SPLIT] > 0.95 * us[COLLX_MODEL_HIER]);
     // a larger message never costs less
     for (int a = 0; a < COLLX_MODEL_COUNT; ++a) {
         double prev = -1;
         for (size_t b = 8; b <= (8u << 20); b *= 8) {
             collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, b, collx_hier_segment_bytes(
-                                   COLLX_COLL_ALLREDUCE, b), &slow, us);
+                                   COLLX_COLL_ALLREDUCE, b), COLLX_MODEL_HIER, &slow, us);
             if (us[a] < 0) continue;
             ck_assert_msg(us[a] >= prev, "%s: %zu bytes %.1f < %.1f", collx_model_algorithm_name(a),
                           b, us[a], prev);
@@ -875,9 +887,9 @@ START_TEST(cost_model_predicts_and_chooses) {
         }
     }
     // what the model does not cover, and bad arguments
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_GATHER, 4, 2, 1, 8, 0, &fast, us), -1);
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 4, 2, 1, 8, 0, nullptr, us), -1);
-    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 0, 2, 1, 8, 0, &fast, us), -1);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_GATHER, 4, 2, 1, 8, 0, COLLX_MODEL_HIER, &fast, us), -1);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 4, 2, 1, 8, 0, COLLX_MODEL_HIER, nullptr, us), -1);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_BCAST, 0, 2, 1, 8, 0, COLLX_MODEL_HIER, &fast, us), -1);
     ck_assert_str_eq(collx_model_algorithm_name(COLLX_MODEL_FLAT_PIPELINE), "flat:pipeline");
     ck_assert_ptr_null(collx_model_algorithm_name(COLLX_MODEL_COUNT));
 }

@@ -74,24 +74,26 @@ static int hanx_register(void)
                             "(collx-tune measures with it)",
                             0, 0, 4, OPAL_INFO_LVL_6, &c->default_algorithm);
     /* the cost model's machine (default_algorithm 4), in adaptx's lp_*
-     * units; bench.sh prints a machine's links in microseconds */
-    collx_glue_register_int_settable(v, "model_intra_alpha_ns",
-                            "Cost model: latency of a message within a node, ns (settable "
-                            "through MPI_T)",
-                            800, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[0]);
-    collx_glue_register_int_settable(v, "model_intra_beta_ps_per_byte",
-                            "Cost model: time per byte within a node, ps (100 = 10 GB/s)",
-                            100, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[1]);
-    collx_glue_register_int_settable(v, "model_inter_alpha_ns",
-                            "Cost model: latency of a message between nodes, ns",
-                            6000, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[2]);
-    collx_glue_register_int_settable(v, "model_inter_beta_ps_per_byte",
-                            "Cost model: time per byte of a node's link, ps (400 = 2.5 GB/s; "
-                            "8000 = 1 Gbit/s)",
-                            400, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[3]);
-    collx_glue_register_int_settable(v, "model_gamma_ps_per_byte",
-                            "Cost model: time per byte of a local reduction, ps",
-                            250, 1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[4]);
+     * units (bench.sh prints a machine's links in microseconds); the
+     * defaults: this VM's unlimited emulated links */
+    static const struct {
+        const char *name, *help;
+        int deflt;
+    } model_vars[5] = {
+        {"model_intra_alpha_ns", "latency of a message within a node, ns", 800},
+        {"model_intra_beta_ps_per_byte", "time per byte within a node, ps (100 = 10 GB/s)", 100},
+        {"model_inter_alpha_ns", "latency of a message between nodes, ns", 6000},
+        {"model_inter_beta_ps_per_byte",
+         "time per byte of a node's link, shared by its ranks sending at once, ps (400 = "
+         "2.5 GB/s; 8000 = 1 Gbit/s)", 400},
+        {"model_gamma_ps_per_byte", "time per byte of a local reduction, ps", 250}};
+    char model_help[5][160];
+    for (int i = 0; i < 5; ++i) {
+        snprintf(model_help[i], sizeof(model_help[i]),
+                 "Cost model (default_algorithm 4): %s; settable through MPI_T", model_vars[i].help);
+        collx_glue_register_int_settable(v, model_vars[i].name, model_help[i], model_vars[i].deflt,
+                                         1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[i]);
+    }
     collx_glue_register_int_settable(v, "bcast_segment_size",
                             "Segment size in bytes of the pipelined bcast (0: tuning file, else "
                             "256 KiB from 512 KiB messages on); settable through MPI_T",

@@ -87,8 +87,7 @@ static const char *default_algorithm(const char *collective, size_t bytes)
     case 1: return "hierarchical";
     case 2: return "previous";
     case 3: return strcmp(collective, "allreduce") ? "hierarchical" : "split";
-    case 4: return NULL; /* (mca_coll_hanx_choose asks the model) */
-    }
+    } /* (4: these, then mca_coll_hanx_choose asks the model) */
     if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
     return NULL;
 }
@@ -122,8 +121,10 @@ static int level_tree(level_algorithm_t *a, const char *text, const char *var)
 }
 
 /* coll_hanx_default_algorithm 4: the cost model's choice for this call
- * (collx_model_choose) on m's shape, with hanx's segments; a collective
- * the model does not cover stays hierarchical. */
+ * (collx_model_choose) on m's shape, with hanx's segments: the built-in
+ * choice already in *out unless the model predicts another at most
+ * COLLX_MODEL_MARGIN of its time; a collective the model does not cover
+ * keeps the built-in choice. */
 static void model_choice(const mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                          hanx_choice_t *out)
 {
@@ -131,17 +132,20 @@ static void model_choice(const mca_coll_hanx_module_t *m, const char *collective
     const collx_machine_t mach = {p[0] * 1e-3, p[1] * 1e-6, p[2] * 1e-3, p[3] * 1e-6,
                                   p[4] * 1e-6};
     double us[COLLX_MODEL_COUNT];
+    const int builtin = out->algorithm && !strcmp(out->algorithm, "previous")
+                            ? COLLX_MODEL_PREVIOUS : COLLX_MODEL_HIER;
     const int a = collx_model_choose(collx_coll_from_name(collective), m->nnodes,
                                      m->max_node_size, m->split_parts > 0, bytes,
-                                     out->segment_bytes, &mach, us);
+                                     out->segment_bytes, builtin, &mach, us);
     if (a < 0) return;
     if (COLLX_MODEL_FLAT_PIPELINE == a) out->flat_tree = COLLX_TREE_PIPELINE;
     else out->algorithm = collx_model_algorithm_name(a);
     HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d: previous %.1f, "
-                 "hierarchical %.1f, split %.1f, flat:pipeline %.1f us (-1: none): %s",
+                 "hierarchical %.1f, split %.1f, flat:pipeline %.1f us (-1: none); built-in "
+                 "%s: %s",
              collective, bytes, m->nnodes, m->max_node_size, us[COLLX_MODEL_PREVIOUS],
              us[COLLX_MODEL_HIER], us[COLLX_MODEL_SPLIT], us[COLLX_MODEL_FLAT_PIPELINE],
-             collx_model_algorithm_name(a));
+             collx_model_algorithm_name(builtin), collx_model_algorithm_name(a));
 }
 
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,

@@ -156,8 +156,8 @@ enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorit
        COLLX_MODEL_SPLIT,    /* allreduce as split rails */
        COLLX_MODEL_FLAT_PIPELINE, /* one LP chain over all ranks */
        COLLX_MODEL_COUNT };
-/* Another algorithm replaces the hierarchical one only when predicted at
- * most this fraction of its time. */
+/* Another algorithm replaces the baseline (the caller's measured built-in
+ * choice) only when predicted at most this fraction of its time. */
 #define COLLX_MODEL_MARGIN 0.8
 /* "previous", "hierarchical", "split", "flat:pipeline" (a tuning file's
  * algorithm words); NULL when out of range. */
@@ -167,10 +167,12 @@ const char *collx_model_algorithm_name(int algorithm);
  * barrier) on `nnodes` nodes of at most `node_size` ranks, in blocks;
  * `balanced`: all nodes of that size (split rails need it); hier_segment:
  * hanx's segment (0: one).  us[a] < 0: not a candidate.  Returns the
- * choice (COLLX_MODEL_*), or -1 for a collective the model does not cover
- * or a bad argument. */
+ * choice (COLLX_MODEL_*): `baseline` (hierarchical where it is not a
+ * candidate) unless the cheapest other is predicted at most
+ * COLLX_MODEL_MARGIN of its time; -1 for a collective the model does not
+ * cover or a bad argument. */
 int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t bytes,
-                       size_t hier_segment, const collx_machine_t *mach,
+                       size_t hier_segment, int baseline, const collx_machine_t *mach,
                        double us[COLLX_MODEL_COUNT]);
 
 /* Linear-pipelining segment size that minimises the chain's time
