@@ -57,9 +57,9 @@ PY
 step "collx-tune measures the front door's flat collx trees, allreduce's split rails, and the other collectives whole" flat_curves
 
 # "hier" of a collective measured whole is hanx's hierarchical algorithm,
-# also where hanx's built-in choice is the previous module (allgather of
-# blocks above 16 B, alltoall above 256 B): every hanx call of the tuning
-# is hierarchical
+# also where hanx's built-in choice is the previous module (alltoall above
+# 256 B; allgather above 16 B before stop 25): every hanx call of the
+# tuning is hierarchical
 hier_measured() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 "$TUNE" --out "$work/w.json" --colls allgather,alltoall \
         --min 1K --max 4K --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/w.out" 2>&1 ||
