@@ -19,6 +19,17 @@ namespace {
 
 bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(std::fabs(a), std::fabs(b)); }
 
+// whether f() throws (the readers' refusals)
+template <class F>
+bool throws(F &&f) {
+    try {
+        f();
+    } catch (const std::exception &) {
+        return true;
+    }
+    return false;
+}
+
 // A K-stage pipeline of n segments, summed the slow way: every step t of
 // n + K - 1 costs `full` when all K stages have a segment in it, else
 // `partial` per busy stage.
@@ -190,13 +201,7 @@ START_TEST(configs_and_sizes) {
     ck_assert_str_eq(bytes_label(1u << 20).c_str(), "1M");
     ck_assert_str_eq(bytes_label(1000).c_str(), "1000");
     for (const char *bad : {"", "K", "12X", "-1", "99999999999G"}) {
-        bool threw = false;
-        try {
-            parse_bytes(bad);
-        } catch (const std::exception &) {
-            threw = true;
-        }
-        ck_assert_msg(threw, "%s accepted", bad);
+        ck_assert_msg(throws([&] { parse_bytes(bad); }), "%s accepted", bad);
     }
 }
 END_TEST
@@ -277,13 +282,9 @@ START_TEST(model_file_round_trip) {
                 auto p = m.colls[coll].predict(coll, c, x), q = b.colls[coll].predict(coll, c, x);
                 ck_assert(p.has_value() && q.has_value() && near(*p, *q));
             }
-    bool threw = false;
-    try {
+    ck_assert(throws([] {
         Model::from_json(nlohmann::json::parse(R"({"format":"collx-tuning","version":1})"));
-    } catch (const std::exception &) {
-        threw = true;
-    }
-    ck_assert(threw);
+    }));
 }
 END_TEST
 
@@ -517,13 +518,7 @@ START_TEST(split_rails_become_rules) {
     old["version"] = 6;
     ck_assert(!Model::from_json(old).split);
     old["version"] = 8;  // (a newer format: not read)
-    bool threw = false;
-    try {
-        Model::from_json(old);
-    } catch (const std::exception &) {
-        threw = true;
-    }
-    ck_assert(threw);
+    ck_assert(throws([&] { Model::from_json(old); }));
 }
 END_TEST
 
@@ -623,13 +618,7 @@ START_TEST(level_trees_become_rules) {
     ck_assert(b.rules().to_string() == r.to_string());
     auto bad = nlohmann::json::parse(j.dump());
     bad["submodules"][1]["up_algorithm"] = "ring";
-    bool threw = false;
-    try {
-        Model::from_json(bad);
-    } catch (const std::exception &) {
-        threw = true;
-    }
-    ck_assert(threw);
+    ck_assert(throws([&] { Model::from_json(bad); }));
 
     // a model of version 6 (no level algorithms) reads: the modules on every level
     auto old = nlohmann::json::parse(sample_model().to_json().dump());

@@ -274,6 +274,46 @@ int mca_coll_hanx_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *
 
 /* ---------------------------------------------------------- allgather */
 
+/* The layout arrays of an allgather's blocks (my node's members' blocks,
+ * the nodes' shares): 0 when one could not be allocated (blocks_free frees
+ * what was). */
+static int blocks_alloc(hanx_blocks_t *b, int nsize, int nnodes)
+{
+    b->cnt = malloc((size_t)nsize * sizeof(int));
+    b->dsp = malloc((size_t)nsize * sizeof(int));
+    b->ncnt = malloc((size_t)nnodes * sizeof(int));
+    b->ndsp = malloc((size_t)nnodes * sizeof(int));
+    return b->cnt && b->dsp && b->ncnt && b->ndsp;
+}
+
+static void blocks_free(hanx_blocks_t *b)
+{
+    free(b->cnt);
+    free(b->dsp);
+    free(b->ncnt);
+    free(b->ndsp);
+}
+
+/* An allgather's stages on p (initialised with the whole buffer `all` as
+ * its one segment), whatever the blocks' form: 1, my node's blocks to its
+ * leader, into the node's share at node_at; 2, the leaders exchange their
+ * nodes' shares of b->all in place; 3, each leader broadcasts all of it
+ * over its node; 4 (unpack), the blocks' finish().  The node communicator
+ * is level 0's with 2 levels, a channel of its own with 3. */
+static void allgather_stages(const mca_coll_hanx_module_t *m, const hanx_view_t *v,
+                             hanx_pipeline_t *p, hanx_blocks_t *b, char *node_at, int unpack)
+{
+    const int node_level = v->node == v->lvl[0] ? 0 : HANX_NODE;
+    p->seg_count = p->count; /* one segment */
+    p->blk = b;
+    mca_coll_hanx_add_stage(p, 0, node_level, ST_GATHERV, 0, b->mine, node_at);
+    if (NULL != v->lvl[m->nlevels - 1])
+        mca_coll_hanx_add_stage(p, 1, m->nlevels - 1, ST_ALLGATHERV, 0, MPI_IN_PLACE, b->all);
+    if (ompi_comm_size(v->node) > 1)
+        mca_coll_hanx_add_stage(p, 2, node_level, ST_BCAST, 0, NULL, b->all);
+    if (unpack) mca_coll_hanx_add_stage(p, 3, HANX_LOCAL, ST_LOCAL, 0, NULL, NULL);
+}
+
 /* allgather's blocks and what finishing it takes: unpacking `all` into
  * the receive buffer */
 typedef struct ag_blocks {
@@ -298,19 +338,15 @@ static void ag_release(hanx_blocks_t *hb)
 {
     ag_blocks_t *a = (ag_blocks_t *)hb;
     free(a->mine_mem);
-    free(a->b.cnt);
-    free(a->b.dsp);
-    free(a->b.ncnt);
-    free(a->b.ndsp);
+    blocks_free(&a->b);
     free(a->b.all);
     free(a->pos_sizes);
     free(a);
 }
 
-/* The stages of an allgather(v) on view v: 1, the node's packed blocks to
- * its leader, straight into the node's place in `all`; 2, the leaders
- * exchange their nodes' shares; 3, the node gets everything from its
- * leader; 4, unpack.  pos_sizes (taken: released with the blocks) are the
+/* The stages of an allgather(v) on view v (allgather_stages) on packed
+ * blocks: gathered straight into the node's place in `all`, unpacked at
+ * the end.  pos_sizes (taken: released with the blocks) are the
  * blocks' sizes in node order; everything fits an int (checked by the
  * caller). */
 static int build_allgather(mca_coll_hanx_module_t *m, hanx_view_t *v, hanx_pipeline_t *p,
@@ -320,7 +356,7 @@ static int build_allgather(mca_coll_hanx_module_t *m, hanx_view_t *v, hanx_pipel
                            i64 *pos_sizes)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const int nsize = ompi_comm_size(v->node), L = m->nlevels, lead = NULL != v->lvl[L - 1];
+    const int nsize = ompi_comm_size(v->node);
     int rc;
     i64 my_bytes, ntotal, total;
     ag_blocks_t *a = calloc(1, sizeof(*a));
@@ -345,13 +381,9 @@ static int build_allgather(mca_coll_hanx_module_t *m, hanx_view_t *v, hanx_pipel
     a->b.mine = a->mine_mem;
     a->b.my_count = (int)my_bytes;
     a->b.my_type = a->b.type = MPI_BYTE;
-    a->b.cnt = malloc((size_t)nsize * sizeof(int));
-    a->b.dsp = malloc((size_t)nsize * sizeof(int));
-    a->b.ncnt = malloc((size_t)m->nnodes * sizeof(int));
-    a->b.ndsp = malloc((size_t)m->nnodes * sizeof(int));
+    const int arrays = blocks_alloc(&a->b, nsize, m->nnodes);
     i64 *nsizes = xmalloc((i64)m->nnodes * 8);
-    if (OMPI_SUCCESS == rc && (!a->b.cnt || !a->b.dsp || !a->b.ncnt || !a->b.ndsp || !nsizes))
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
+    if (OMPI_SUCCESS == rc && (!arrays || !nsizes)) rc = OMPI_ERR_OUT_OF_RESOURCE;
     if (OMPI_SUCCESS == rc) {
         node_totals(m, pos_sizes, nsizes);
         int_layout(nsizes, m->nnodes, a->b.ncnt, a->b.ndsp, &total);
@@ -364,53 +396,36 @@ static int build_allgather(mca_coll_hanx_module_t *m, hanx_view_t *v, hanx_pipel
         ag_release(&a->b);
         return rc;
     }
-    /* the node communicator is level 0's with 2 levels, a channel of its
-     * own with 3 */
-    const int node_level = v->node == v->lvl[0] ? 0 : HANX_NODE;
     mca_coll_hanx_pipeline_init(p, v, comm, MPI_BYTE, NULL, (size_t)total, 0);
-    p->seg_count = (size_t)total; /* one segment */
-    p->blk = &a->b;
-    mca_coll_hanx_add_stage(p, 0, node_level, ST_GATHERV, 0, a->b.mine,
-                            a->b.all + a->b.ndsp[m->my_node]);
-    if (lead) mca_coll_hanx_add_stage(p, 1, L - 1, ST_ALLGATHERV, 0, MPI_IN_PLACE, a->b.all);
-    if (nsize > 1) mca_coll_hanx_add_stage(p, 2, node_level, ST_BCAST, 0, NULL, a->b.all);
-    mca_coll_hanx_add_stage(p, 3, HANX_LOCAL, ST_LOCAL, 0, NULL, NULL);
+    allgather_stages(m, v, p, &a->b, a->b.all + a->b.ndsp[m->my_node], 1);
     return OMPI_SUCCESS;
 }
 
 static void direct_release(hanx_blocks_t *b)
 {
-    free(b->cnt);
-    free(b->dsp);
-    free(b->ncnt);
-    free(b->ndsp);
+    blocks_free(b);
     free(b);
 }
 
-/* The stages of an allgather where every node's ranks are consecutive
- * (m->blocks): rank r's block is at r * rcount elements of rbuf, so each
- * node's blocks are one run of rbuf, in rank order, and the stages work on
- * rbuf itself with the caller's datatypes -- nothing packed, nothing
- * copied at the end: 1, the node's blocks to its leader (its lowest rank),
- * in their places; 2, the leaders exchange their nodes' runs in place; 3,
- * each leader broadcasts rbuf over its node.  Counts are elements of
- * rdtype; size * rcount fits an int (checked by the caller). */
+/* The stages of an allgather (allgather_stages) where every node's ranks
+ * are consecutive (m->blocks): rank r's block is at r * rcount elements of
+ * rbuf, so each node's blocks are one run of rbuf, in rank order, and the
+ * stages work on rbuf itself with the caller's datatypes -- nothing
+ * packed, nothing copied at the end; the node's leader is its lowest rank.
+ * Counts are elements of rdtype; size * rcount fits an int (checked by the
+ * caller). */
 static int build_allgather_direct(mca_coll_hanx_module_t *m, hanx_view_t *v, hanx_pipeline_t *p,
                                   const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
                                   void *rbuf, int rcount, struct ompi_datatype_t *rdtype,
                                   struct ompi_communicator_t *comm)
 {
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
-    const int nsize = ompi_comm_size(v->node), L = m->nlevels, lead = NULL != v->lvl[L - 1];
+    const int nsize = ompi_comm_size(v->node);
     const int first = m->node_first[m->my_node]; /* (in blocks, positions are ranks) */
     hanx_blocks_t *b = calloc(1, sizeof(*b));
     if (!b) return OMPI_ERR_OUT_OF_RESOURCE;
     b->release = direct_release;
-    b->cnt = malloc((size_t)nsize * sizeof(int));
-    b->dsp = malloc((size_t)nsize * sizeof(int));
-    b->ncnt = malloc((size_t)m->nnodes * sizeof(int));
-    b->ndsp = malloc((size_t)m->nnodes * sizeof(int));
-    if (!b->cnt || !b->dsp || !b->ncnt || !b->ndsp) {
+    if (!blocks_alloc(b, nsize, m->nnodes)) {
         direct_release(b);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
@@ -433,14 +448,9 @@ static int build_allgather_direct(mca_coll_hanx_module_t *m, hanx_view_t *v, han
         b->my_count = scount;
         b->my_type = sdtype;
     }
-    const int node_level = v->node == v->lvl[0] ? 0 : HANX_NODE;
     mca_coll_hanx_pipeline_init(p, v, comm, rdtype, NULL, (size_t)size * (size_t)rcount, 0);
-    p->seg_count = p->count; /* one segment */
-    p->blk = b;
-    mca_coll_hanx_add_stage(p, 0, node_level, ST_GATHERV, 0, b->mine,
-                            mca_coll_hanx_elem(rbuf, rdtype, (size_t)first * (size_t)rcount));
-    if (lead) mca_coll_hanx_add_stage(p, 1, L - 1, ST_ALLGATHERV, 0, MPI_IN_PLACE, rbuf);
-    if (nsize > 1) mca_coll_hanx_add_stage(p, 2, node_level, ST_BCAST, 0, NULL, rbuf);
+    allgather_stages(m, v, p, b, mca_coll_hanx_elem(rbuf, rdtype, (size_t)first * (size_t)rcount),
+                     0);
     HANX_LOG(20, "coll:hanx: allgather on rbuf in rank order (nodes' ranks consecutive)");
     return OMPI_SUCCESS;
 }

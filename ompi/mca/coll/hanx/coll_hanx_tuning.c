@@ -125,7 +125,7 @@ static int level_tree(level_algorithm_t *a, const char *text, const char *var)
  * choice already in *out unless the model predicts another at most
  * COLLX_MODEL_MARGIN of its time; a collective the model does not cover
  * keeps the built-in choice. */
-static void model_choice(const mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
+static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes,
                          hanx_choice_t *out)
 {
     const int *p = mca_coll_hanx_component.model;
@@ -134,8 +134,7 @@ static void model_choice(const mca_coll_hanx_module_t *m, const char *collective
     double us[COLLX_MODEL_COUNT];
     const int builtin = out->algorithm && !strcmp(out->algorithm, "previous")
                             ? COLLX_MODEL_PREVIOUS : COLLX_MODEL_HIER;
-    const int a = collx_model_choose(collx_coll_from_name(collective), m->nnodes,
-                                     m->max_node_size, m->split_parts > 0, bytes,
+    const int a = collx_model_choose(coll, m->nnodes, m->max_node_size, m->split_parts > 0, bytes,
                                      out->segment_bytes, builtin, &mach, us);
     if (a < 0) return;
     if (COLLX_MODEL_FLAT_PIPELINE == a) out->flat_tree = COLLX_TREE_PIPELINE;
@@ -143,7 +142,7 @@ static void model_choice(const mca_coll_hanx_module_t *m, const char *collective
     HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d: previous %.1f, "
                  "hierarchical %.1f, split %.1f, flat:pipeline %.1f us (-1: none); built-in "
                  "%s: %s",
-             collective, bytes, m->nnodes, m->max_node_size, us[COLLX_MODEL_PREVIOUS],
+             collx_coll_name(coll), bytes, m->nnodes, m->max_node_size, us[COLLX_MODEL_PREVIOUS],
              us[COLLX_MODEL_HIER], us[COLLX_MODEL_SPLIT], us[COLLX_MODEL_FLAT_PIPELINE],
              collx_model_algorithm_name(builtin), collx_model_algorithm_name(a));
 }
@@ -153,14 +152,15 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
 {
     collx_rule_t rule;
     out->algorithm = default_algorithm(collective, bytes);
-    out->segment_bytes = collx_hier_segment_bytes(collx_coll_from_name(collective), bytes);
+    const int coll = collx_coll_from_name(collective);
+    out->segment_bytes = collx_hier_segment_bytes(coll, bytes);
     out->low = out->up = NULL;
     out->low_tree = level_tree(&low_algorithm, *mca_coll_hanx_component.low_text, "low_algorithm");
     out->up_tree = level_tree(&up_algorithm, *mca_coll_hanx_component.up_text, "up_algorithm");
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
     out->flat_tree = has_flat(collective) && 0 == mca_coll_hanx_component.default_algorithm
                          ? m->flat_default : -1;
-    if (4 == mca_coll_hanx_component.default_algorithm) model_choice(m, collective, bytes, out);
+    if (4 == mca_coll_hanx_component.default_algorithm) model_choice(m, coll, bytes, out);
     if (NULL == mca_coll_hanx_component.rules) return;
     if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule))
