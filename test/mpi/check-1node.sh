@@ -191,14 +191,16 @@ step "... 3 levels, 8 ranks as 2 nodes x 2 sockets x 2, collx trees on the level
     --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_allreduce_segment_size 56
 step "... 5 ranks as 2+2+1: nodes of different sizes, the levels' allreduce serves" \
     split_rails levels local_run 300 5 $HANX 2
-split_default() (  # coll_hanx_default_algorithm 3, no tuning file: allreduce split, the rest hierarchical
+split_default() (  # coll_hanx_default_algorithm 3, no tuning file: allreduce and reduce_scatter(_block) split, the rest hierarchical
     local out ok=0
     unset OMPI_MCA_coll_hanx_tuning_file
     out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 3 \
-          "$CHECKER" --quick --colls "barrier,allreduce,iallreduce,bcast" --seed 33)
+          "$CHECKER" --quick --colls "barrier,allreduce,iallreduce,bcast,reduce_scatter_block" --seed 33)
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -Eq "coll:hanx: allreduce count [0-9]+ on .*: split rails$" || { echo "no split allreduce"; ok=1; }
+    echo "$out" | grep -Eq "coll:hanx: reduce_scatter_block count [0-9]+ on .*: split rails$" ||
+        { echo "no split reduce_scatter_block"; ok=1; }
     # on the levels only where split rails cannot: a datatype tuned's reduce_scatter mishandles
     local levels cannot
     levels=$(echo "$out" | grep -Ec "coll:hanx: allreduce count [0-9]+ on [^:]*$")
@@ -207,7 +209,7 @@ split_default() (  # coll_hanx_default_algorithm 3, no tuning file: allreduce sp
     echo "$out" | grep -q "coll:hanx: bcast levels (innermost first)" || { echo "no hierarchical bcast"; ok=1; }
     return $ok
 )
-step "coll_hanx_default_algorithm 3: every allreduce split rails, the other collectives hierarchical" \
+step "coll_hanx_default_algorithm 3: every allreduce and reduce_scatter_block split rails, the other collectives hierarchical" \
     split_default
 model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and what it chose runs
     local out ok=0 a

@@ -120,6 +120,8 @@ rules "$T/minmax.json" '{ "collective": "bcast", "bytes": [100, 10] }'
 rules "$T/coll.json" '{ "collective": "bcast" }' '{ "collective": "broadcast" }'
 rules "$T/algo.json" '{ "collective": "allreduce", "algorithm": "ring" }'
 rules "$T/flat.json" '{ "collective": "allgather", "algorithm": "flat:binomial" }'
+rules "$T/split.json" '{ "collective": "reduce_scatter_block", "algorithm": "split" }' \
+    '{ "collective": "scan", "algorithm": "split" }'
 rules "$T/algtype.json" '{ "collective": "allreduce", "algorithm": 7 }'
 rules "$T/unknownkey.json" '{ "collective": "allreduce", "segmnet_bytes": 4096 }'
 printf '{ "format": "collx-tuning", "version": 99, "rules": [] }\n' >"$T/version.json"
@@ -150,6 +152,8 @@ step "tuning file: min > max (line 3)" bad_tuning "$T/minmax.json" 3
 step "tuning file: unknown collective name (line 4)" bad_tuning "$T/coll.json" 4
 step "tuning file: unknown algorithm for hanx (line 3)" bad_tuning "$T/algo.json" 3
 step "tuning file: a flat collx tree for a collective without one (line 3)" bad_tuning "$T/flat.json" 3
+step "tuning file: split rails for a collective without them (line 4; reduce_scatter_block's are fine)" \
+    bad_tuning "$T/split.json" 4
 step "tuning file: algorithm of the wrong type (line 3)" bad_tuning "$T/algtype.json" 3
 step "tuning file: unknown key (line 3)" bad_tuning "$T/unknownkey.json" 3
 step "tuning file: unsupported version" bad_tuning "$T/version.json" 1

@@ -84,9 +84,10 @@ flat_trees() {  # flat_trees RUNNER...: results right, every rule's tree (and th
     return $ok
 }
 # split rails: a rule's "split" runs allreduce as a reduce-scatter in the
-# node, an allreduce per rail and an allgather in the node
-# (test/mpi/tuning/split.json), blocking and non-blocking
-SPLIT_COLLS="barrier,allreduce,iallreduce,overlap"
+# node, an allreduce per rail and an allgather in the node, blocking and
+# non-blocking; reduce_scatter(_block) as a reduce-scatter in the node and
+# one per rail (test/mpi/tuning/split.json)
+SPLIT_COLLS="barrier,allreduce,iallreduce,reduce_scatter,reduce_scatter_block,overlap"
 split_rails() {  # split_rails ran|levels RUNNER...: results right; split rails ran (or, on
                  # nodes of different sizes, the levels served every allreduce)
     local expect=$1 out ok=0; shift
@@ -98,6 +99,9 @@ split_rails() {  # split_rails ran|levels RUNNER...: results right; split rails 
     if [ "$expect" = ran ]; then
         echo "$out" | grep -Eq "coll:hanx: allreduce count [0-9]+ on .*: split rails$" || { echo "no split allreduce"; ok=1; }
         echo "$out" | grep -Eq "coll:hanx: iallreduce count [0-9]+ on .*: split rails$" || { echo "no split iallreduce"; ok=1; }
+        echo "$out" | grep -Eq "coll:hanx: reduce_scatter on .*: split rails$" || { echo "no split reduce_scatter"; ok=1; }
+        echo "$out" | grep -Eq "coll:hanx: reduce_scatter_block count [0-9]+ on .*: split rails$" ||
+            { echo "no split reduce_scatter_block"; ok=1; }
     else
         echo "$out" | grep -Eq ": split rails$" && { echo "split rails on nodes of different sizes"; ok=1; }
         echo "$out" | grep -q "split rails cannot run (nodes of different sizes" || { echo "no hand-over said"; ok=1; }

@@ -277,6 +277,15 @@ void mca_coll_hanx_nb_drain(mca_coll_hanx_module_t *m);
  * collectively over comm, when may_create and not tried before). */
 int mca_coll_hanx_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v,
                        int may_create);
+/* 1 when the choice `ch` is split rails ("split") and they can run for
+ * this call: every node of one size >= 2, at least two nodes, a datatype
+ * tuned's reduce_scatter takes (its scratch buffer ignores the true lower
+ * bound), and the rail made (made now for a blocking call, form "";
+ * a non-blocking one, form "i", runs on the levels until a blocking call
+ * made it).  Else the levels serve, said at verbose 10. */
+int mca_coll_hanx_split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                           const hanx_choice_t *ch, struct ompi_datatype_t *dtype,
+                           const char *form, const char *collective);
 /* Release the channels of a view. */
 void mca_coll_hanx_chan_free(hanx_view_t *v);
 

@@ -68,8 +68,8 @@ static int hanx_register(void)
     collx_glue_register_int_settable(v, "default_algorithm",
                             "What runs where no tuning rule names an algorithm: 0 hanx's built-in "
                             "choice per collective and size, 1 the hierarchical algorithm, 2 the "
-                            "previous module, 3 allreduce as split rails (where nodes are of one "
-                            "size) and the rest hierarchical, 4 the cost model's choice "
+                            "previous module, 3 allreduce and reduce_scatter(_block) as split "
+                            "rails (where nodes are of one size) and the rest hierarchical, 4 the cost model's choice "
                             "(model_* parameters; docs/cost-model.md); settable through MPI_T "
                             "(collx-tune measures with it)",
                             0, 0, 4, OPAL_INFO_LVL_6, &c->default_algorithm);

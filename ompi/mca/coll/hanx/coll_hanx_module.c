@@ -527,6 +527,22 @@ int mca_coll_hanx_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *co
     return 1;
 }
 
+int mca_coll_hanx_split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
+                           const hanx_choice_t *ch, struct ompi_datatype_t *dtype,
+                           const char *form, const char *collective)
+{
+    if (NULL == ch->algorithm || strcmp(ch->algorithm, "split")) return 0;
+    const int may_create = '\0' == form[0];
+    const char *why = 0 == m->split_parts ? "nodes of different sizes (or one rank each)"
+                      : mca_coll_hanx_scratch_unsafe(dtype) ? "datatype with true lower bound != 0"
+                      : !mca_coll_hanx_rail(m, comm, m->cur, may_create)
+                          ? (m->cur->rail_failed ? "no rail communicator" : "rail not made yet")
+                          : NULL;
+    if (why) HANX_LOG(10, "coll:hanx: %s%s on %s: split rails cannot run (%s): the levels",
+                      form, collective, comm->c_name, why);
+    return NULL == why;
+}
+
 int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     if (HIER_UNBUILT == m->hier_state) build_hierarchy(m, comm);

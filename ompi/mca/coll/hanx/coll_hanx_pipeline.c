@@ -707,31 +707,13 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
 
 /* --------------------------------------------------------- allreduce */
 
-/* 1 when the choice is split rails ("split") and they can run here: every
- * node of one size >= 2, at least two of them, a datatype tuned's reduce_scatter takes (its scratch buffer
- * ignores the true lower bound), and the rail made (made now when
- * may_create: a blocking call; a non-blocking one before it runs on the
- * levels).  Else the levels' allreduce, said at verbose 10. */
-static int split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                    const hanx_choice_t *ch, struct ompi_datatype_t *dtype, int may_create)
-{
-    if (NULL == ch->algorithm || strcmp(ch->algorithm, "split")) return 0;
-    const char *why = 0 == m->split_parts ? "nodes of different sizes (or one rank each)"
-                      : mca_coll_hanx_scratch_unsafe(dtype) ? "datatype with true lower bound != 0"
-                      : !mca_coll_hanx_rail(m, comm, m->cur, may_create)
-                          ? (m->cur->rail_failed ? "no rail communicator" : "rail not made yet")
-                          : NULL;
-    if (why) HANX_LOG(10, "coll:hanx: %sallreduce on %s: split rails cannot run (%s): the levels",
-                      may_create ? "" : "i", comm->c_name, why);
-    return NULL == why;
-}
-
 /* allreduce's stages (the levels', or split rails where the choice says so
  * and they can run), its segments and the split's chunk tables. */
 static int build_allreduce(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, const void *sbuf,
                            void *rbuf, const hanx_choice_t *ch, int blocking, char **to_free)
 {
-    const int split = split_ok(m, p->comm, ch, p->dtype, blocking);
+    const int split = mca_coll_hanx_split_ok(m, p->comm, ch, p->dtype, blocking ? "" : "i",
+                                             "allreduce");
     HANX_LOG(10, "coll:hanx: %sallreduce count %zu on %s%s", blocking ? "" : "i", p->count,
              p->comm->c_name, split ? ": split rails" : "");
     int rc = build(m, p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, ch, split, to_free);

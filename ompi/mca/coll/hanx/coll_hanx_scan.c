@@ -7,6 +7,8 @@
  * pieces, put in node order first when ranks are not in blocks by node);
  * each leader scatters its node's share to its ranks.  Rank order is kept
  * when nodes hold contiguous ranks, so non-commutative ops are native there.
+ * Or, where the choice says "split" and they can run, split rails (every
+ * rank of a node carries its rail's pieces across the nodes; below).
  *
  * scan/exscan on nodes of contiguous ranks (the prefix of a rank is then
  * "previous nodes, then my node's earlier ranks"): a node scan, the
@@ -50,16 +52,82 @@ static int ordered_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, v
     return rc;
 }
 
+/* Split rails: the ranks at place l of every node (rail l) own the pieces
+ * of rail l's ranks.  The vector is put in rail order (rail 0's pieces in
+ * its ranks' order, then rail 1's, ...); the node's reduce_scatter leaves
+ * each rank its rail's pieces summed over its node; the rail's
+ * reduce_scatter sums those over the nodes, each rank's piece into its
+ * rbuf.  No rank reduces or sends more than its rail's share, and each
+ * piece crosses the node boundaries on its own rail only.  The sum runs in
+ * node order, then rail order: rank order where ranks are in blocks by
+ * node (the caller sends non-commutative ops elsewhere otherwise). */
+static int split_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, void *rbuf,
+                                const int *rcounts, struct ompi_datatype_t *dtype,
+                                struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                size_t total)
+{
+    const int size = ompi_comm_size(comm), S = m->split_parts, N = size / S;
+    const int l = ompi_comm_rank(m->cur->node);
+    char *ord_free = NULL, *mid_free = NULL, *ord = NULL, *mid = NULL;
+    int *member = malloc((size_t)size * sizeof(int)); /* rail l's ranks: member[l * N + j] */
+    int *filled = calloc((size_t)S, sizeof(int));
+    int *lcnt = malloc((size_t)S * sizeof(int)), *rcnt = malloc((size_t)N * sizeof(int));
+    size_t *at = malloc((size_t)size * sizeof(size_t)); /* each rank's piece in the vector */
+    int rc = OMPI_SUCCESS;
+    if (!member || !filled || !lcnt || !rcnt || !at ||
+        !(ord = mca_coll_hanx_temp(dtype, total, &ord_free))) {
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    for (int r = 0, o = 0; r < size; o += rcounts[r++]) {
+        const int place = m->low_rank_of[r];
+        at[r] = (size_t)o;
+        member[place * N + filled[place]++] = r; /* (rails keep comm's order) */
+    }
+    for (int p = 0, o = 0; p < S; ++p) {
+        lcnt[p] = 0;
+        for (int j = 0; j < N; ++j) {
+            const int r = member[p * N + j];
+            mca_coll_hanx_copy(dtype, (size_t)rcounts[r], mca_coll_hanx_elem(ord, dtype, (size_t)o),
+                               mca_coll_hanx_elem(data, dtype, at[r]));
+            o += rcounts[r];
+            lcnt[p] += rcounts[r];
+        }
+    }
+    for (int j = 0; j < N; ++j) rcnt[j] = rcounts[member[l * N + j]];
+    if (!(mid = mca_coll_hanx_temp(dtype, (size_t)lcnt[l], &mid_free))) {
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+        goto out;
+    }
+    struct ompi_communicator_t *rail = m->cur->rail;
+    rc = HANX_NODE_CALL(m, reduce_scatter, ord, mid, lcnt, dtype, op);
+    /* (a rail whose ranks get nothing skips its call: tuned's reduce of a
+     * non-commutative op divides by a zero count) */
+    if (OMPI_SUCCESS == rc && lcnt[l] > 0)
+        rc = rail->c_coll->coll_reduce_scatter(mid, rbuf, rcnt, dtype, op, rail,
+                                               rail->c_coll->coll_reduce_scatter_module);
+out:
+    free(member);
+    free(filled);
+    free(lcnt);
+    free(rcnt);
+    free(at);
+    free(ord_free);
+    free(mid_free);
+    return rc;
+}
+
 static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, void *rbuf,
                                  const int *rcounts, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                 size_t total)
+                                 size_t total, int split)
 {
     const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->cur->node);
     const int lead = NULL != HANX_TOP(m), N = m->nnodes;
     const void *data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
     if (!mca_coll_hanx_order_ok(m, op)) /* (rank order by gathering, then scatter) */
         return ordered_reduce_scatter(m, data, rbuf, rcounts, dtype, op, comm, total);
+    if (split) return split_reduce_scatter(m, data, rbuf, rcounts, dtype, op, comm, total);
     char *acc_free = NULL, *ord_free = NULL, *share_free = NULL, *acc = NULL, *ord = NULL,
          *share = NULL;
     int *ncnt = malloc((size_t)N * sizeof(int)), *ndsp = malloc((size_t)N * sizeof(int));
@@ -141,17 +209,20 @@ int mca_coll_hanx_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    hanx_choice_t ch;
     size_t total = 0;
     for (int r = 0; r < ompi_comm_size(comm); ++r) total += (size_t)rcounts[r];
-    if (!mca_coll_hanx_use(m, comm, "reduce_scatter", mca_coll_hanx_bytes(dtype, total), NULL) ||
+    if (!mca_coll_hanx_use(m, comm, "reduce_scatter", mca_coll_hanx_bytes(dtype, total), &ch) ||
         total > INT_MAX ||
         (!mca_coll_hanx_order_ok(m, op) &&
          !mca_coll_hanx_ordered_fits(m, comm, dtype, total, "reduce_scatter")))
         return m->prev.reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm,
                                       m->prev.reduce_scatter_module);
-    HANX_LOG(10, "coll:hanx: reduce_scatter on %s", comm->c_name);
+    const int split = mca_coll_hanx_order_ok(m, op) &&
+                      mca_coll_hanx_split_ok(m, comm, &ch, dtype, "", "reduce_scatter");
+    HANX_LOG(10, "coll:hanx: reduce_scatter on %s%s", comm->c_name, split ? ": split rails" : "");
     if (0 == total) return OMPI_SUCCESS;
-    return reduce_scatter_common(m, sbuf, rbuf, rcounts, dtype, op, comm, total);
+    return reduce_scatter_common(m, sbuf, rbuf, rcounts, dtype, op, comm, total, split);
 }
 
 int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
@@ -160,20 +231,25 @@ int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                        mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    hanx_choice_t ch;
     const int size = ompi_comm_size(comm);
     const size_t total = (size_t)rcount * (size_t)size;
-    if (!mca_coll_hanx_use(m, comm, "reduce_scatter_block", mca_coll_hanx_bytes(dtype, (size_t)rcount), NULL) ||
+    if (!mca_coll_hanx_use(m, comm, "reduce_scatter_block",
+                           mca_coll_hanx_bytes(dtype, (size_t)rcount), &ch) ||
         total > INT_MAX ||
         (!mca_coll_hanx_order_ok(m, op) &&
          !mca_coll_hanx_ordered_fits(m, comm, dtype, total, "reduce_scatter_block")))
         return m->prev.reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
                                             m->prev.reduce_scatter_block_module);
-    HANX_LOG(10, "coll:hanx: reduce_scatter_block count %d on %s", rcount, comm->c_name);
+    const int split = mca_coll_hanx_order_ok(m, op) &&
+                      mca_coll_hanx_split_ok(m, comm, &ch, dtype, "", "reduce_scatter_block");
+    HANX_LOG(10, "coll:hanx: reduce_scatter_block count %d on %s%s", rcount, comm->c_name,
+             split ? ": split rails" : "");
     if (0 == total) return OMPI_SUCCESS;
     int *counts = malloc((size_t)size * sizeof(int));
     if (!counts) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int r = 0; r < size; ++r) counts[r] = rcount;
-    int rc = reduce_scatter_common(m, sbuf, rbuf, counts, dtype, op, comm, total);
+    int rc = reduce_scatter_common(m, sbuf, rbuf, counts, dtype, op, comm, total, split);
     free(counts);
     return rc;
 }

@@ -21,7 +21,8 @@
 /* What an "algorithm" may say: for every collective "hierarchical" and
  * "previous"; for bcast, reduce and allreduce also "flat:TREE", the whole
  * call as one collx tree over all ranks (TREE: collx_tree_name); for
- * allreduce also "split", split rails (coll_hanx_pipeline.c). */
+ * allreduce, reduce_scatter and reduce_scatter_block also "split", split
+ * rails (coll_hanx_pipeline.c, coll_hanx_scan.c). */
 static char flat_names[COLLX_TREE_COUNT][32];
 
 static int has_flat(const char *collective)
@@ -29,14 +30,23 @@ static int has_flat(const char *collective)
     return !strcmp(collective, "bcast") || !strcmp(collective, "reduce") ||
            !strcmp(collective, "allreduce");
 }
-static const char *algorithms[3 + COLLX_TREE_COUNT] = {"hierarchical", "previous"};
 
-static int known_algorithms(const char *collective)
+static int has_split(const char *collective)
 {
-    if (!strcmp(collective, "allreduce")) return 3 + COLLX_TREE_COUNT;
-    return has_flat(collective) ? 2 + COLLX_TREE_COUNT : 2;
+    return !strcmp(collective, "allreduce") || !strcmp(collective, "reduce_scatter") ||
+           !strcmp(collective, "reduce_scatter_block");
 }
 
+/* The names `collective`'s rules may give, into list; their number. */
+static int known_algorithms(const char *collective, const char **list)
+{
+    int n = 0;
+    list[n++] = "hierarchical";
+    list[n++] = "previous";
+    for (int k = 0; has_flat(collective) && k < COLLX_TREE_COUNT; ++k) list[n++] = flat_names[k];
+    if (has_split(collective)) list[n++] = "split";
+    return n;
+}
 
 int mca_coll_hanx_tuning_open(void)
 {
@@ -44,15 +54,13 @@ int mca_coll_hanx_tuning_open(void)
     char err[1024];
     c->rules = NULL;
     if (NULL == c->tuning_file || '\0' == c->tuning_file[0]) return OMPI_SUCCESS;
-    for (int k = 0; k < COLLX_TREE_COUNT; ++k) {
+    const char *algorithms[3 + COLLX_TREE_COUNT];
+    for (int k = 0; k < COLLX_TREE_COUNT; ++k)
         snprintf(flat_names[k], sizeof(flat_names[k]), COLLX_FLAT_PREFIX "%s", collx_tree_name(k));
-        algorithms[2 + k] = flat_names[k];
-    }
-    algorithms[2 + COLLX_TREE_COUNT] = "split";
     collx_rules_t *r = collx_rules_load(c->tuning_file, err, sizeof(err));
     for (const char *const *coll = collx_coll_names(); r && *coll; ++coll)
-        if (collx_rules_check_algorithms(r, *coll, algorithms, known_algorithms(*coll), err,
-                                         sizeof(err))) {
+        if (collx_rules_check_algorithms(r, *coll, algorithms, known_algorithms(*coll, algorithms),
+                                         err, sizeof(err))) {
             collx_rules_free(r);
             r = NULL;
         }
@@ -86,7 +94,7 @@ static const char *default_algorithm(const char *collective, size_t bytes)
     switch (mca_coll_hanx_component.default_algorithm) {
     case 1: return "hierarchical";
     case 2: return "previous";
-    case 3: return strcmp(collective, "allreduce") ? "hierarchical" : "split";
+    case 3: return has_split(collective) ? "split" : "hierarchical";
     } /* (4: these, then mca_coll_hanx_choose asks the model) */
     if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
     return NULL;
