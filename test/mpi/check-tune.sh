@@ -23,9 +23,9 @@ tune_small() {
 step "collx-tune writes a tuning file and its model (2 synthetic nodes x 2)" tune_small
 # the front door's flat collx trees are measured too (default pipeline,
 # knomial, topo): a curve of each for every pipelined collective in the
-# model; allreduce's split rails too (2 nodes of 2: hanx runs them), a
-# curve of allreduce alone; the others (measured whole) have previous and
-# hierarchical curves only, the barrier one point at size 0
+# model; split rails too (2 nodes of 2: hanx runs them), a curve of
+# allreduce and of reduce_scatter_block alone; the others (measured whole)
+# have previous and hierarchical curves only, the barrier one point at size 0
 flat_curves() {
     python3 - "$work/t.model.json" <<'PY'
 import json, sys
@@ -41,20 +41,23 @@ for name in piped:
         assert len(c["flat"][t]) >= 5, (name, t, c["flat"].get(t))
     assert c["hier"][0]["pipelines"], name
     assert ("split" in c) == (name == "allreduce"), (name, c.get("split"))
-split = m["collectives"]["allreduce"]["split"]
-assert len(split) == len(m["collectives"]["allreduce"]["previous"]) >= 5 and all(s > 0 for _, s in split), split
+for name in ["allreduce", "reduce_scatter_block"]:
+    split = m["collectives"][name]["split"]
+    assert len(split) == len(m["collectives"][name]["previous"]) >= 5 and all(s > 0 for _, s in split), (name, split)
 for name in whole:
     c = m["collectives"][name]
     n = 1 if name == "barrier" else 5
-    assert not c["flat"] and "split" not in c and "stages" not in c and not c["hier"][0]["pipelines"], (name, c)
+    assert ("split" in c) == (name == "reduce_scatter_block"), (name, c.get("split"))
+    assert not c["flat"] and "stages" not in c and not c["hier"][0]["pipelines"], (name, c)
     assert len(c["previous"]) >= n and len(c["hier"][0]["whole"]) >= n, (name, c)
     if name == "barrier":
         assert c["previous"][0][0] == 0 and len(c["previous"]) == 1, c
-print("flat curves of", ", ".join(m["flat_trees"]), "for", ", ".join(piped), "; split rails for allreduce; "
+print("flat curves of", ", ".join(m["flat_trees"]), "for", ", ".join(piped), "; split rails for allreduce "
+      "and reduce_scatter_block; "
       "whole curves for", ", ".join(whole))
 PY
 }
-step "collx-tune measures the front door's flat collx trees, allreduce's split rails, and the other collectives whole" flat_curves
+step "collx-tune measures the front door's flat collx trees, split rails (allreduce, reduce_scatter_block), and the other collectives whole" flat_curves
 
 # "hier" of a collective measured whole is hanx's hierarchical algorithm,
 # also where hanx's built-in choice is the previous module (alltoall above
@@ -72,18 +75,20 @@ hier_measured() {
 step "collx-tune measures hanx's hierarchical allgather and alltoall, not its built-in previous module" hier_measured
 # ... and says coll_hanx_default_algorithm itself at every hanx measurement:
 # a job started with 2 (every call to the previous module) still measures
-# hanx's levels, its flat trees, its hierarchical allgather and allreduce
-# as split rails (3 for those: run as such, never handed to the levels)
+# hanx's levels, its flat trees, its hierarchical allgather, and allreduce
+# and reduce_scatter_block as split rails (3 for those: run as such, never
+# handed to the levels)
 pinned_default() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 2 "$TUNE" \
-        --out "$work/d.json" --colls bcast,allgather,allreduce --flat pipeline --segments 16K --min 1K --max 64K \
+        --out "$work/d.json" --colls bcast,allgather,allreduce,reduce_scatter_block --flat pipeline --segments 16K --min 1K --max 64K \
         --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/d.out" 2>&1 || { tail "$work/d.out"; return 1; }
     grep -q "coll:hanx: bcast levels (innermost first)" "$work/d.out" &&
         grep -qE "coll:hanx: bcast count [0-9]+ on .*: one collx pipeline tree over all ranks" "$work/d.out" &&
         grep -q "coll:hanx: allgather count 256 on" "$work/d.out" &&
-        grep -qE "coll:hanx: allreduce count [0-9]+ on .*: split rails" "$work/d.out" ||
+        grep -qE "coll:hanx: allreduce count [0-9]+ on .*: split rails" "$work/d.out" &&
+        grep -qE "coll:hanx: reduce_scatter_block count [0-9]+ on .*: split rails" "$work/d.out" ||
         { echo "a configuration was not measured"; return 1; }
-    ! grep -qE "coll:hanx: (bcast|allgather|allreduce) of [0-9]+ bytes on .*previous module" "$work/d.out" ||
+    ! grep -qE "coll:hanx: (bcast|allgather|allreduce|reduce_scatter_block) of [0-9]+ bytes on .*previous module" "$work/d.out" ||
         { grep -m3 "previous module" "$work/d.out"; return 1; }
     ! grep -q "split rails cannot run" "$work/d.out" || { grep -m3 "split rails cannot run" "$work/d.out"; return 1; }
 }

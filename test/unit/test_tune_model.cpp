@@ -426,8 +426,8 @@ START_TEST(flat_trees_become_rules) {
 }
 END_TEST
 
-// allreduce's split rails: one more configuration measured whole, offered
-// only for allreduce and only where the model measured it; where it is
+// split rails: one more configuration measured whole, offered only for
+// allreduce and reduce_scatter_block and only where the model measured it; where it is
 // fastest the rules say "split" (no segment size: hanx's built-in
 // segments), read back as the same choice; the model file keeps the curve
 // and the flag, and a model of version 5 (before split rails) still reads,
@@ -438,14 +438,18 @@ START_TEST(split_rails_become_rules) {
     ck_assert(split.at(10) == split && split.at(~0ULL) == split);  // no segments to fold
     ck_assert(!split.hierarchical() && Config{}.hierarchical());
     ck_assert(!(split == Config{}) && !(split == (Config{true, 0, {}})));
-    ck_assert(has_split(Coll::Allreduce) && !has_split(Coll::Bcast) && !has_split(Coll::Allgather));
+    ck_assert(has_split(Coll::Allreduce) && has_split(Coll::ReduceScatterBlock) &&
+              !has_split(Coll::Bcast) && !has_split(Coll::Allgather));
     const int lp = flat_tree("pipeline");
     auto v = configs_for(Coll::Allreduce, 100000, {65536}, {Levels{}}, {lp}, true);
     ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, split, hier, hier/64K
     ck_assert(v[2] == split);
     ck_assert_uint_eq(configs_for(Coll::Allreduce, 100000, {65536}, {Levels{}}, {lp}).size(), 4);  // not measured
+    auto rsb = configs_for(Coll::ReduceScatterBlock, 100000, {65536}, {Levels{}}, {lp}, true);
+    ck_assert_uint_eq(rsb.size(), 3);  // previous, split, hier (no flat tree, no segments)
+    ck_assert(rsb[1] == split);
     for (Coll c : all_colls())
-        if (c != Coll::Allreduce)
+        if (!has_split(c))
             for (const Config &k : configs_for(c, 100000, {65536}, {Levels{}}, {lp}, true)) ck_assert(!k.split);
 
     Model m = sample_model();
@@ -479,16 +483,44 @@ START_TEST(split_rails_become_rules) {
         ck_assert(*config_of(*rule) == m.best(Coll::Allreduce, x)->first);
         ck_assert(!m.best(Coll::Bcast, x)->first.split);
     }
+    // reduce_scatter_block: split where its own curve is fastest (from
+    // 64 KiB); a model without that curve (split rails measured for
+    // allreduce alone, as before stop 26) offers none
+    {
+        Model s = m;
+        CollModel &rs = s.colls[Coll::ReduceScatterBlock];
+        for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1) {
+            rs.previous.set(x, 1e-5 + double(x) * 1e-9);
+            rs.hier[{}].whole.set(x, 2e-5 + double(x) * 5e-10);
+        }
+        ck_assert(!s.best(Coll::ReduceScatterBlock, 1u << 20)->first.split);
+        for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1)
+            rs.split.set(x, x >= 65536 ? (2e-5 + double(x) * 5e-10) / 2 : 1.0);
+        const collx::Rules sr = collx::Rules::parse(s.rules().to_string(), "generated");
+        for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1) {
+            const collx::Rule *rule = sr.lookup("reduce_scatter_block", 4, 2, x);
+            ck_assert(rule != nullptr);
+            ck_assert_msg((*config_of(*rule) == split) == (x >= 65536), "reduce_scatter_block %llu: %s",
+                          (unsigned long long)x, config_of(*rule)->label().c_str());
+        }
+    }
     // not measured: not offered, whatever the curve says
     Model off = m;
     off.split = false;
     const collx::Rules off_rules = off.rules();
     for (const collx::Rule &rule : off_rules.rules()) ck_assert(*rule.algorithm != "split");
-    // "split" is allreduce's alone (hanx rejects it elsewhere)
+    // "split" is allreduce's and reduce_scatter(_block)'s alone (hanx
+    // rejects it elsewhere)
     collx::Rule other;
-    other.collective = "bcast";
     other.algorithm = "split";
-    ck_assert(!config_of(other).has_value());
+    for (const char *c : {"bcast", "allgather", "alltoall", "reduce", "barrier"}) {
+        other.collective = c;
+        ck_assert_msg(!config_of(other).has_value(), "%s", c);
+    }
+    for (const char *c : {"allreduce", "reduce_scatter", "reduce_scatter_block"}) {
+        other.collective = c;
+        ck_assert_msg(config_of(other) == split, "%s", c);
+    }
 
     // the model file: the flag and the curve (allreduce only)
     const auto j = m.to_json();

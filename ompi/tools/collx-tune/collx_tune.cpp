@@ -4,7 +4,7 @@
 // reduce and allreduce -- each pipeline in place at a few lengths per
 // segment size, whose slope is the full step and the rest the fill and
 // drain -- plus unsegmented hanx, the previous module, the flat collx
-// trees and allreduce's split rails whole at a few sizes, for each choice
+// trees and split rails (allreduce, reduce_scatter_block) whole at a few sizes, for each choice
 // of modules on the levels (--low/--up) and of collx trees hanx runs on
 // them (--low-trees/--up-trees); the model (model.hpp) composes
 // them into predicted times of every configuration at every message size,
@@ -63,7 +63,7 @@ struct Options {
     std::vector<int> low_trees, up_trees;
     // the front door's flat collx trees measured (collx_tree_kind_t)
     std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO};
-    bool split = true;         // allreduce's split rails measured (where nodes are of one size)
+    bool split = true;         // split rails measured (where nodes are of one size)
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
     double point_time = 0.01;  // seconds per point (windows fill it)
@@ -107,7 +107,8 @@ struct Options {
         "  --up-trees LIST     the same on the node leaders' level (\"up_algorithm\")\n"
         "  --flat LIST         flat collx trees hanx may run a whole call as (\"flat:TREE\"\n"
         "                      rules): tree names, all or none (default pipeline,knomial,topo)\n"
-        "  --split yes|no      measure allreduce as split rails (\"split\" rules; default\n"
+        "  --split yes|no      measure allreduce and reduce_scatter_block as split rails\n"
+        "                      (\"split\" rules; default\n"
         "                      yes, where the nodes all have the same number of ranks)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
@@ -292,10 +293,15 @@ int explain(const Options &o) {
                                        : chosen->previous ? "the previous module (tuned, ...) on the whole communicator"
                                        : chosen->flat >= 0 ? ("one collx " + std::string(collx_tree_name(chosen->flat)) +
                                                               " tree over all ranks").c_str()
-                                       : chosen->split ? "split rails: each segment (hanx's allreduce segments) "
-                                                         "reduce-scattered in the node, its chunks allreduced on the "
-                                                         "rails (the ranks at one place of every node), allgathered "
-                                                         "in the node; the levels where nodes differ in size"
+                                       : chosen->split && o.coll == "allreduce"
+                                           ? "split rails: each segment (hanx's allreduce segments) "
+                                             "reduce-scattered in the node, its chunks allreduced on the "
+                                             "rails (the ranks at one place of every node), allgathered "
+                                             "in the node; the levels where nodes differ in size"
+                                       : chosen->split ? "split rails: the vector reduce-scattered in the node by "
+                                                         "rail (the ranks at one place of every node), each "
+                                                         "rail's pieces reduce-scattered on the rail; the levels "
+                                                         "where nodes differ in size"
                                        : chosen->at(o.bytes).segment == 0
                                            ? "the levels one after the other, unsegmented"
                                            : ("the levels pipelined in " +
@@ -788,6 +794,8 @@ class Job {
 
   private:
     void write_segment(Coll coll, int v) {
+        if (!pipelined(coll))  // (seg holds the pipelined collectives' alone)
+            throw std::logic_error(std::string("collx-tune: ") + name(coll) + " has no segment size");
         Cvar &c = seg[int(coll)];
         if (!c.ok || MPI_T_cvar_write(c.h, &v) != MPI_SUCCESS)
             throw std::runtime_error(std::string("cannot set coll_hanx_") + name(coll) +
@@ -841,7 +849,7 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
     const bool hier = c.hierarchical();
     if (hier && pipelined(coll)) J.set_segment(coll, c.segment);
-    if (c.split) J.builtin_segments(coll);
+    if (c.split && pipelined(coll)) J.builtin_segments(coll);
     if (!c.previous) {
         J.set_default_algorithm(c.split ? 3 : hier ? 1 : 0);
         J.set_level_trees(c.levels);
@@ -869,11 +877,11 @@ int tune(Job &J, const Options &o) {
     m.levels = level_choices(o);
     m.flats = o.flat;
     // split rails where hanx runs them: on nodes of different sizes (or of
-    // one rank) it hands a "split" allreduce to the levels
-    m.split = o.split && std::find(o.colls.begin(), o.colls.end(), Coll::Allreduce) != o.colls.end();
+    // one rank) it hands a "split" call to the levels
+    m.split = o.split && std::any_of(o.colls.begin(), o.colls.end(), has_split);
     if (m.split && !J.balanced()) {
         m.split = false;
-        J.progress("allreduce as split rails not measured: the nodes are not all of one size >= 2");
+        J.progress("split rails not measured: the nodes are not all of one size >= 2");
     }
     J.make_submodule_comms(m.levels);
     J.make_flat_comms(m.flats);

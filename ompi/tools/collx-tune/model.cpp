@@ -29,7 +29,7 @@ std::optional<Coll> coll_from_name(const std::string &s) {
 
 bool pipelined(Coll c) { return c == Coll::Bcast || c == Coll::Reduce || c == Coll::Allreduce; }
 
-bool has_split(Coll c) { return c == Coll::Allreduce; }
+bool has_split(Coll c) { return c == Coll::Allreduce || c == Coll::ReduceScatterBlock; }
 
 namespace {
 
@@ -338,9 +338,13 @@ std::optional<Config> config_of(const Rule &r) {
         if (f < 0) return std::nullopt;
         return Config{false, 0, {}, f};
     }
-    // (hanx takes "split" for allreduce alone: elsewhere it rejects the file)
+    // (hanx takes "split" for allreduce and reduce_scatter(_block) alone:
+    // elsewhere it rejects the file)
     if (*r.algorithm == "split")
-        return r.collective == name(Coll::Allreduce) ? std::optional<Config>(Config::split_rails()) : std::nullopt;
+        return r.collective == "allreduce" || r.collective == "reduce_scatter" ||
+                       r.collective == "reduce_scatter_block"
+                   ? std::optional<Config>(Config::split_rails())
+                   : std::nullopt;
     if (*r.algorithm == "hierarchical") {
         // (the levels' algorithms: not said and "module" are the same
         // configuration where the job leaves coll_hanx_low/up_algorithm at

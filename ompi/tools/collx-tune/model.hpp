@@ -9,7 +9,7 @@
 // hanx's own pipeline at a few numbers of segments (see Pipeline) -- and a
 // collective of any size is fill + drain + (n - K + 1) full steps.
 // Unsegmented hanx, the previous module (tuned), the flat collx trees and
-// allreduce's split rails are measured whole by message size and
+// split rails (allreduce, reduce_scatter_block) are measured whole by message size and
 // interpolated.  docs/collx-tune.md says why the stages are not measured
 // alone and summed (it mispredicted on the emulated nodes).
 //
@@ -52,7 +52,8 @@ const char *name(Coll c);
 std::optional<Coll> coll_from_name(const std::string &s);
 // hanx pipelines it in segments (and has flat collx trees for it)
 bool pipelined(Coll c);
-// hanx can run it as split rails (a rule's "split"): allreduce alone
+// hanx can run it as split rails (a rule's "split"): allreduce and
+// reduce_scatter_block
 bool has_split(Coll c);
 // The sizes of `grid` that `c` is measured and predicted at: the barrier
 // has one, 0 (its rules' size); every other collective the whole grid.
@@ -102,9 +103,11 @@ struct Config {
     std::uint64_t segment = 0;   // hierarchical: bytes per segment, 0 = unsegmented
     Levels levels;               // hierarchical: the levels' modules and algorithms
     int flat = -1;               // >= 0: the front door's flat collx tree (collx_tree_kind_t)
-    // allreduce as split rails (reduce-scatter in the node, an allreduce
-    // per rail, allgather in the node), in hanx's built-in allreduce
-    // segments: the rule names no segment size, so one curve covers it
+    // split rails: allreduce as a reduce-scatter in the node, an allreduce
+    // per rail, an allgather in the node, in hanx's built-in allreduce
+    // segments; reduce_scatter_block as a reduce-scatter in the node by
+    // rail and one per rail.  The rule names no segment size, so one
+    // curve covers it
     bool split = false;
     static Config split_rails() {
         Config c;
@@ -207,9 +210,9 @@ struct Model {
     // --up-trees)
     std::vector<Levels> levels{Levels{}};
     std::vector<int> flats;               // flat collx trees considered (collx_tree_kind_t)
-    // allreduce's split rails measured: asked for (--split), allreduce
-    // tuned, and the job's nodes all of one size >= 2 (elsewhere hanx
-    // hands them to the levels)
+    // split rails measured: asked for (--split), allreduce or
+    // reduce_scatter_block tuned, and the job's nodes all of one size >= 2
+    // (elsewhere hanx hands them to the levels)
     bool split = false;
     std::map<Coll, CollModel> colls;
     double tuning_seconds = 0;            // time spent measuring
