@@ -54,6 +54,54 @@ struct Builder {
         }
     }
 
+    // The node as one communicator: level 0 on two levels.
+    int node_level() const { return L() == 2 ? 0 : COLLX_HLEVEL_NODE; }
+    // r's place in its node (its rank there: nodes keep rank order).
+    int place_of(int r) const {
+        if (L() == 2) return h.rank_in[0][r];
+        const int *node_leader = h.leader[L() - 2];
+        int n = 0;
+        for (int q = 0; q < r; ++q) n += node_leader[q] == node_leader[r];
+        return n;
+    }
+    // The root's rail (COLLX_HIER_ROOT_RAIL): where it applies, the root's
+    // place in its node (> 0), else -1.
+    int rail_place(int flags) const {
+        if (!(flags & COLLX_HIER_ROOT_RAIL) || collx_hier_split_parts(&h) == 0) return -1;
+        const int place = place_of(root);
+        return place > 0 ? place : -1;
+    }
+    // Rank of the root in its rail (the ranks at its place, in rank order;
+    // every node has one: nodes of one size).
+    int rail_rank_of_root(int place) const {
+        int n = 0;
+        for (int r = 0; r < root; ++r) n += place_of(r) == place;
+        return n;
+    }
+    // From a root at place p > 0: the root's rail, then every node from
+    // its rank at place p.
+    void bcast_rail(int place) {
+        if (place_of(rank) == place)
+            add(0, COLLX_HLEVEL_RAIL, COLLX_HSTEP_BCAST, rail_rank_of_root(place), COLLX_HBUF_NONE,
+                COLLX_HBUF_RECV);
+        add(1, node_level(), COLLX_HSTEP_BCAST, place, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
+    }
+    // To a root at place p > 0: every node into its rank at place p (the
+    // root's receive buffer, the others' accumulators), then the root's
+    // rail into the root.  Rank order where ranks are in blocks by node:
+    // each node's ranks, then the nodes in rank order.
+    void reduce_rail(int place, bool in_place) {
+        const bool i_am_root = rank == root, on_rail = place_of(rank) == place;
+        const int my_data = i_am_root && in_place ? COLLX_HBUF_RECV : COLLX_HBUF_SEND;
+        const int acc = i_am_root ? COLLX_HBUF_RECV : on_rail ? COLLX_HBUF_ACC : COLLX_HBUF_NONE;
+        out.need_acc = acc == COLLX_HBUF_ACC;
+        add(0, node_level(), COLLX_HSTEP_REDUCE, place,
+            on_rail && my_data == acc ? COLLX_HBUF_IN_PLACE : my_data, acc);
+        if (on_rail)
+            add(1, COLLX_HLEVEL_RAIL, COLLX_HSTEP_REDUCE, rail_rank_of_root(place),
+                i_am_root ? COLLX_HBUF_IN_PLACE : acc, i_am_root ? acc : COLLX_HBUF_NONE);
+    }
+
     // Level 0 into the group leaders' accumulators, the levels above into
     // their leaders -- at the top into the root's representative (the
     // holder), who hands the result, segment by segment, to a root that
@@ -207,8 +255,18 @@ int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const i
     out->copy_from = out->copy_to = COLLX_HBUF_NONE;
     Builder b{*h, rank, root, level_size, *out};
     switch (coll) {
-        case COLLX_COLL_BCAST: b.bcast(); break;
-        case COLLX_COLL_REDUCE: b.reduce((flags & COLLX_HIER_IN_PLACE) != 0); break;
+        case COLLX_COLL_BCAST:
+            if (b.rail_place(flags) > 0)
+                b.bcast_rail(b.rail_place(flags));
+            else
+                b.bcast();
+            break;
+        case COLLX_COLL_REDUCE:
+            if (b.rail_place(flags) > 0)
+                b.reduce_rail(b.rail_place(flags), (flags & COLLX_HIER_IN_PLACE) != 0);
+            else
+                b.reduce((flags & COLLX_HIER_IN_PLACE) != 0);
+            break;
         case COLLX_COLL_ALLREDUCE:
             if (flags & COLLX_HIER_SPLIT_RAIL) {
                 if (collx_hier_split_parts(h) == 0) return COLLX_ERR_ARG;

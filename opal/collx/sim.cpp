@@ -769,7 +769,11 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     // split rails where hanx runs them (an allreduce on nodes of one size)
     const int parts = a.split && c == Coll::Allreduce ? collx_hier_split_parts(&lv.h) : 0;
     const bool split = parts > 0;
-    if (split) lv.make_rails();
+    // bcast and reduce from a root that does not lead its node run on the
+    // root's rail where the nodes are of one size (coll_hanx_root_rail's
+    // default; the core ignores the flag elsewhere)
+    const bool root_rail = (c == Coll::Bcast || c == Coll::Reduce) && collx_hier_split_parts(&lv.h) > 0;
+    if (split || root_rail) lv.make_rails();
     Runner run(e);
     HanxCtx h;
     h.e = &e;
@@ -803,7 +807,10 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
             level_size[k] = collx_hier_member(&lv.h, k, r) ? static_cast<int>(lv.group(k, r).size()) : 0;
         collx_hier_plan_t plan;
         if (collx_hier_plan(&lv.h, static_cast<int>(c), r, root, level_size,
-                            split ? COLLX_HIER_SPLIT_RAIL : 0, &plan) != COLLX_OK)
+                            split       ? COLLX_HIER_SPLIT_RAIL
+                            : root_rail ? COLLX_HIER_ROOT_RAIL
+                                        : 0,
+                            &plan) != COLLX_OK)
             throw std::invalid_argument("simulator: hanx has no stages for this call");
         char *buf[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
         if (bufs) {

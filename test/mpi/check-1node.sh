@@ -211,6 +211,26 @@ split_default() (  # coll_hanx_default_algorithm 3, no tuning file: allreduce an
 )
 step "coll_hanx_default_algorithm 3: every allreduce and reduce_scatter_block split rails, the other collectives hierarchical" \
     split_default
+root_rail() (  # bcast/reduce from roots that do not lead their node: on the root's rail, blocking and not
+    local out ok=0 c
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --colls "bcast,reduce,barrier,ibcast,ireduce,overlap" --seed 35)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    for c in bcast reduce ibcast ireduce; do
+        echo "$out" | grep -Eq "coll:hanx: $c count [0-9]+ root [13] on MPI_COMM_WORLD: on the root's rail$" ||
+            { echo "no $c on the root's rail"; ok=1; }
+    done
+    echo "$out" | grep -Eq "coll:hanx: i?(bcast|reduce) count [0-9]+ root [02] on MPI_COMM_WORLD: on the root's rail" &&
+        { echo "a node leader's call on the rail"; ok=1; }
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_root_rail 0 \
+          "$CHECKER" --quick --colls "bcast,reduce" --max-count 1 --seed 35)
+    echo "$out" | grep -q " 0 failed" || return 1
+    echo "$out" | grep -q "on the root's rail" && { echo "coll_hanx_root_rail 0 not followed"; ok=1; }
+    return $ok
+)
+step "bcast and reduce from roots that do not lead their node run on the root's rail (2x2, blocking and not); coll_hanx_root_rail 0 turns it off" \
+    root_rail
 model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and what it chose runs
     local out ok=0 a
     unset OMPI_MCA_coll_hanx_tuning_file

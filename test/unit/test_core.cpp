@@ -534,6 +534,34 @@ struct HierPlay {
         collx_hier_fill(&h, lead.data(), s.L - 1);
     }
 
+    // A rank's place in its node (nodes: the groups of level L-2, in rank
+    // order), its group at a stage's level (the rail: the ranks at one
+    // place; the node as one communicator) and its rank there.
+    int place(int r) const {
+        int n = 0;
+        for (int q = 0; q < r; ++q) n += h.leader[h.nlevels - 2][q] == h.leader[h.nlevels - 2][r];
+        return n;
+    }
+    int group(int level, int r) const {
+        return level == COLLX_HLEVEL_RAIL ? place(r)
+               : level == COLLX_HLEVEL_NODE ? h.leader[h.nlevels - 2][r]
+                                            : h.leader[level][r];
+    }
+    int index_in(int level, int r) const {
+        if (level == COLLX_HLEVEL_NODE) return place(r);
+        if (level != COLLX_HLEVEL_RAIL) return h.rank_in[level][r];
+        int n = 0;
+        for (int q = 0; q < r; ++q) n += place(q) == place(r);
+        return n;
+    }
+    int group_size(int level, int r) const {
+        if (level != COLLX_HLEVEL_RAIL && level != COLLX_HLEVEL_NODE)
+            return collx_hier_level_size(&h, level, r);
+        int n = 0;
+        for (int q = 0; q < P; ++q) n += group(level, q) == group(level, r);
+        return n;
+    }
+
     // Plays coll with root; returns the ranks' final receive buffers.
     std::vector<Counts> play(int coll, int root, int flags) {
         struct Item {
@@ -572,7 +600,7 @@ struct HierPlay {
                 const Item &o = items[j];
                 const bool same = o.st.level == s.level &&
                                   (s.level == COLLX_HLEVEL_P2P ||
-                                   h.leader[s.level][o.rank] == h.leader[s.level][items[i].rank]);
+                                   group(s.level, o.rank) == group(s.level, items[i].rank));
                 if (!same) continue;
                 used[j] = true;
                 g.push_back(&o);
@@ -589,13 +617,13 @@ struct HierPlay {
                 continue;
             }
             const int k = s.level;
-            ck_assert_int_eq(static_cast<int>(g.size()), collx_hier_level_size(&h, k, items[i].rank));
+            ck_assert_int_eq(static_cast<int>(g.size()), group_size(k, items[i].rank));
             ck_assert_int_ge(static_cast<int>(g.size()), 2);
             const Item *groot = nullptr;
             for (const Item *m : g) {
                 ck_assert_int_eq(m->st.kind, s.kind);
                 ck_assert_int_eq(m->st.root, s.root);
-                if (h.rank_in[k][m->rank] == s.root) groot = m;
+                if (index_in(k, m->rank) == s.root) groot = m;
             }
             ck_assert_ptr_nonnull(groot);
             auto src = [&](const Item *m) -> Counts & {
@@ -675,6 +703,53 @@ START_TEST(hier_plans_run_every_shape_and_root) {
     ck_assert_int_eq(collx_hier_plan(&hp.h, COLLX_COLL_BCAST, -1, 0, nullptr, 0, &plan), COLLX_ERR_ARG);
     collx_hier_t none{};
     ck_assert_int_eq(collx_hier_plan(&none, COLLX_COLL_BCAST, 0, 0, nullptr, 0, &plan), COLLX_ERR_ARG);
+}
+END_TEST
+
+// Bcast and reduce from a root that does not lead its node, on the root's
+// rail (COLLX_HIER_ROOT_RAIL): where the nodes are of one size, the root's
+// rail and the nodes, two stages, and the right result on every rank;
+// from a node leader, and where the nodes differ in size, the leaders' way
+// (the flag is ignored).
+START_TEST(hier_root_rail_plans_take_two_stages) {
+    auto two = [](std::vector<int> node) { return HierShape{2, {node}}; };
+    std::vector<HierShape> shapes{
+        two({0, 0, 1, 1}), two({0, 0, 1, 1, 2, 2, 3, 3}), two({0, 1, 2, 0, 1, 2}),  // 2x2, 4x2, 3x2 round-robin
+        two({0, 0, 0, 1, 1, 1}),                                                     // 2x3
+        {3, {{0, 0, 1, 1, 2, 2, 3, 3}, {0, 0, 0, 0, 1, 1, 1, 1}}},                   // 2 nodes x 2 sockets x 2
+        {3, {{0, 1, 0, 1, 2, 3, 2, 3}, {0, 0, 0, 0, 1, 1, 1, 1}}},                   // sockets interleaved
+        two({0, 0, 0, 1}), two({0, 1, 0, 1, 0})};                                    // 3+1, 3+2: ignored
+    for (const HierShape &s : shapes) {
+        HierPlay hp(s);
+        const int P = hp.P;
+        const bool balanced = collx_hier_split_parts(&hp.h) > 0;
+        for (int root = 0; root < P; ++root) {
+            const bool on_rail = balanced && hp.place(root) > 0;
+            const auto b = hp.play(COLLX_COLL_BCAST, root, COLLX_HIER_ROOT_RAIL);
+            for (int r = 0; r < P; ++r)
+                for (int q = 0; q < P; ++q) ck_assert_int_eq(b[r][q], q == root ? 1 : 0);
+            for (int flags : {int(COLLX_HIER_ROOT_RAIL), COLLX_HIER_ROOT_RAIL | COLLX_HIER_IN_PLACE}) {
+                const auto red = hp.play(COLLX_COLL_REDUCE, root, flags);
+                for (int q = 0; q < P; ++q) ck_assert_int_eq(red[root][q], 1);
+            }
+            for (int coll : {COLLX_COLL_BCAST, COLLX_COLL_REDUCE})
+                for (int r = 0; r < P; ++r) {
+                    collx_hier_plan_t with, without;
+                    ck_assert_int_eq(collx_hier_plan(&hp.h, coll, r, root, nullptr, COLLX_HIER_ROOT_RAIL, &with), COLLX_OK);
+                    ck_assert_int_eq(collx_hier_plan(&hp.h, coll, r, root, nullptr, 0, &without), COLLX_OK);
+                    bool rail = false;
+                    for (int i = 0; i < with.nstages; ++i) rail = rail || with.st[i].level == COLLX_HLEVEL_RAIL;
+                    ck_assert_msg(rail == (on_rail && hp.place(r) == hp.place(root)), "root %d rank %d", root, r);
+                    if (on_rail) {
+                        ck_assert_int_le(with.nstages, 2);
+                    } else {  // the leaders' way, as without the flag
+                        ck_assert_int_eq(with.nstages, without.nstages);
+                        for (int i = 0; i < with.nstages; ++i)
+                            ck_assert(std::memcmp(&with.st[i], &without.st[i], sizeof(with.st[i])) == 0);
+                    }
+                }
+        }
+    }
 }
 END_TEST
 
@@ -1226,6 +1301,7 @@ int main() {
     tcase_add_test(exec, one_table_of_collectives_and_default_segments);
     tcase_add_test(exec, cost_model_predicts_and_chooses);
     tcase_add_test(exec, hier_plans_run_every_shape_and_root);
+    tcase_add_test(exec, hier_root_rail_plans_take_two_stages);
     tcase_add_test(exec, hier_split_plans_sum_every_chunk);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, capi_rejects_bad_arguments);

@@ -133,6 +133,13 @@ static int hanx_register(void)
         "the non-blocking calls (a stage of a segment starts when its input is done), waited for; "
         "a call of one segment runs lock-step either way",
         0, 0, 1, OPAL_INFO_LVL_5, &c->blocking_schedule);
+    collx_glue_register_int(v, "root_rail",
+        "Hierarchical bcast and reduce from a root that does not lead its node, on nodes of "
+        "one size: 1 = on the root's rail (the ranks at the root's place of every "
+        "node, made at the first blocking such call) and inside each node from or to the rank "
+        "at that place, two stages; 0 = through the node leaders (the root to its leader, the "
+        "leaders, the nodes), three stages",
+        1, 0, 1, OPAL_INFO_LVL_5, &c->root_rail);
     /* (settable: read at every call, so that collx-tune can measure the
      * levels' trees on one communicator) */
     collx_glue_register_tree_setting(v, "low_algorithm",

@@ -488,11 +488,12 @@ static int mine(const hanx_view_t *v, int k) { return NULL != v->lvl[k]; }
  * description of the hierarchical bcast, reduce, allreduce and barrier,
  * which the simulator runs too), on p's view with the caller's buffers and
  * the choice's algorithms on the levels (the rail's: the leaders' level's);
- * split: allreduce as split rails (the caller checked it can run).
+ * rail: allreduce as split rails, bcast and reduce on the root's rail (the
+ * caller checked it can run).
  * *to_free: the accumulator it allocated (the caller frees it after the
  * call). */
 static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const void *sbuf,
-                 void *rbuf, int root, const hanx_choice_t *ch, int split, char **to_free)
+                 void *rbuf, int root, const hanx_choice_t *ch, int rail, char **to_free)
 {
     const hanx_view_t *v = p->view;
     const collx_hier_t h = mca_coll_hanx_hier(m, ompi_comm_size(p->comm));
@@ -503,13 +504,15 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
     const int flags = (MPI_IN_PLACE == sbuf ? COLLX_HIER_IN_PLACE : 0) |
                       (COLLX_COLL_ALLREDUCE == coll && mca_coll_hanx_scratch_unsafe(p->dtype)
                            ? COLLX_HIER_SPLIT_TOP : 0) |
-                      (split ? COLLX_HIER_SPLIT_RAIL : 0);
+                      (rail ? (COLLX_COLL_ALLREDUCE == coll ? COLLX_HIER_SPLIT_RAIL
+                                                            : COLLX_HIER_ROOT_RAIL)
+                            : 0);
     collx_hier_plan_t plan;
     *to_free = NULL;
     for (int k = 0; k < m->nlevels; ++k)
         p->tree[k] = k == m->nlevels - 1 ? ch->up_tree : ch->low_tree;
     p->tree[HANX_RAIL] = ch->up_tree;
-    if (split) {
+    if (rail && COLLX_COLL_ALLREDUCE == coll) {
         p->parts = m->split_parts;
         p->part = m->low_rank_of[ompi_comm_rank(p->comm)];
     }
@@ -602,6 +605,18 @@ static int unsafe_nb(mca_coll_hanx_module_t *m, int coll, struct ompi_communicat
     return flat(m, &ch, coll, comm, sb, rb, count, dtype, op, root, req, rc);
 }
 
+/* 1 when a bcast or reduce from root runs on the root's rail
+ * (COLLX_HIER_ROOT_RAIL): coll_hanx_root_rail, nodes of one size, a root
+ * that does not lead its node, and view v's rail made (made
+ * now by a blocking call; a non-blocking one takes the leaders' way until
+ * then: every rank sees the same). */
+static int root_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v,
+                     int root, int blocking)
+{
+    return mca_coll_hanx_component.root_rail && m->split_parts > 0 &&
+           0 != m->low_rank_of[root] && mca_coll_hanx_rail(m, comm, v, blocking);
+}
+
 /* ------------------------------------------------------------- bcast */
 
 int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int root,
@@ -614,11 +629,13 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     int rc;
     if (flat(m, &ch, COLLX_COLL_BCAST, comm, NULL, buf, count, dtype, NULL, root, NULL, &rc))
         return rc;
-    HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s", count, root, comm->c_name);
+    const int rail = root_rail(m, comm, m->cur, root, 1);
+    HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s%s", count, root, comm->c_name,
+             rail ? ": on the root's rail" : "");
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
-    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, 0, &to_free);
+    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, rail, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -637,11 +654,13 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     int rc;
     if (flat(m, &ch, COLLX_COLL_BCAST, comm, NULL, buf, count, dtype, NULL, root, request, &rc))
         return rc;
-    HANX_LOG(10, "coll:hanx: ibcast count %d root %d on %s", count, root, comm->c_name);
+    const int rail = root_rail(m, comm, v, root, 0);
+    HANX_LOG(10, "coll:hanx: ibcast count %d root %d on %s%s", count, root, comm->c_name,
+             rail ? ": on the root's rail" : "");
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
-    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, 0, &to_free);
+    rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, rail, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
@@ -665,11 +684,13 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
             return mca_coll_hanx_ordered_reduce(m, sbuf, rbuf, count, dtype, op, root, comm);
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     }
-    HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s", count, root, comm->c_name);
+    const int rail = root_rail(m, comm, m->cur, root, 1);
+    HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s%s", count, root, comm->c_name,
+             rail ? ": on the root's rail" : "");
     hanx_pipeline_t p;
     char *to_free;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
-    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, 0, &to_free);
+    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, rail, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
@@ -694,12 +715,14 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     if (NULL == v)
         return m->prev.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
                                m->prev.ireduce_module);
-    HANX_LOG(10, "coll:hanx: ireduce count %d root %d on %s", count, root, comm->c_name);
+    const int rail = root_rail(m, comm, v, root, 0);
+    HANX_LOG(10, "coll:hanx: ireduce count %d root %d on %s%s", count, root, comm->c_name,
+             rail ? ": on the root's rail" : "");
     hanx_pipeline_t p;
     char *to_free;
     /* a tag of its own: several may be outstanding on comm */
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
-    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, 0, &to_free);
+    rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, rail, &to_free);
     p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);

@@ -313,7 +313,14 @@ enum { COLLX_HIER_IN_PLACE = 1, /* the caller passed MPI_IN_PLACE */
         * reduce-scattered over the node, each chunk allreduced on its
         * rail, the chunks allgathered over the node; only where
         * collx_hier_split_parts() > 0 */
-       COLLX_HIER_SPLIT_RAIL = 4 };
+       COLLX_HIER_SPLIT_RAIL = 4,
+       /* bcast, reduce with collx_hier_split_parts() > 0, from a root
+        * that does not lead its node: on the root's rail
+        * (the ranks at the root's place of every node) and, inside each
+        * node, from or to the rank at that place -- two stages where the
+        * leaders' way takes three (the root to its leader, the leaders,
+        * the nodes).  Ignored elsewhere (the leaders' way). */
+       COLLX_HIER_ROOT_RAIL = 8 };
 /* Rank's stages of `coll` (bcast, reduce, allreduce or barrier) with
  * `root` (bcast, reduce).  level_size[k]: the size of rank's level-k
  * communicator (NULL: from the tables).  COLLX_ERR_ARG for another
