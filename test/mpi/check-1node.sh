@@ -255,6 +255,25 @@ model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and 
 )
 step "coll_hanx_default_algorithm 4: the cost model chooses per call (levels, previous, split, LP chain) and that runs" \
     model_default
+model_rules() (  # default_algorithm 4 with a tuning file: a rule's algorithm wins, a rule's segment feeds the model
+    local out ok=0 f
+    f=$(mktemp /tmp/collx-model-rules.XXXXXX.json)
+    printf '%s\n' '{ "format": "collx-tuning", "version": 1, "rules": [' \
+        '  { "collective": "bcast", "algorithm": "previous" },' \
+        '  { "collective": "allreduce", "segment_bytes": 4096 } ] }' > "$f"
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 4 \
+          --mca coll_hanx_tuning_file "$f" "$CHECKER" --quick --colls "bcast,allreduce" --seed 36)
+    rm -f "$f"
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    echo "$out" | grep -q "coll:hanx: model: bcast" && { echo "the model asked where a rule names the algorithm"; ok=1; }
+    echo "$out" | grep -q "coll:hanx: bcast of [0-9]* bytes on .*: previous module (tuning)" || { echo "the rule's previous module did not run"; ok=1; }
+    echo "$out" | grep -Eq "coll:hanx: model: allreduce of [0-9]+ bytes on .*, segments of 4096 bytes:" ||
+        { echo "the model did not predict with the rule's segment"; ok=1; }
+    return $ok
+)
+step "coll_hanx_default_algorithm 4 with a tuning file: a rule's algorithm is followed (no model), a rule's segment is the model's" \
+    model_rules
 # (pipelined: a call of one segment runs lock-step either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
 step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules, 3 levels with collx trees" \

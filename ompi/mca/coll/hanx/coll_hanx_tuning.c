@@ -129,10 +129,12 @@ static int level_tree(level_algorithm_t *a, const char *text, const char *var)
 }
 
 /* coll_hanx_default_algorithm 4: the cost model's choice for this call
- * (collx_model_choose) on m's shape, with hanx's segments: the built-in
+ * (collx_model_choose) on m's shape, with the segment in *out (the
+ * built-in one, or a tuning rule's that names no algorithm): the built-in
  * choice already in *out unless the model predicts another at most
  * COLLX_MODEL_MARGIN of its time; a collective the model does not cover
- * keeps the built-in choice. */
+ * keeps the built-in choice.  A rule that names an algorithm is followed
+ * and the model not asked. */
 static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes,
                          hanx_choice_t *out)
 {
@@ -147,10 +149,11 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
     if (a < 0) return;
     if (COLLX_MODEL_FLAT_PIPELINE == a) out->flat_tree = COLLX_TREE_PIPELINE;
     else out->algorithm = collx_model_algorithm_name(a);
-    HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d: previous %.1f, "
-                 "hierarchical %.1f, split %.1f, flat:pipeline %.1f us (-1: none); built-in "
-                 "%s: %s",
-             collx_coll_name(coll), bytes, m->nnodes, m->max_node_size, us[COLLX_MODEL_PREVIOUS],
+    HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d, segments of %zu "
+                 "bytes: previous %.1f, hierarchical %.1f, split %.1f, flat:pipeline %.1f us "
+                 "(-1: none); built-in %s: %s",
+             collx_coll_name(coll), bytes, m->nnodes, m->max_node_size, out->segment_bytes,
+             us[COLLX_MODEL_PREVIOUS],
              us[COLLX_MODEL_HIER], us[COLLX_MODEL_SPLIT], us[COLLX_MODEL_FLAT_PIPELINE],
              collx_model_algorithm_name(builtin), collx_model_algorithm_name(a));
 }
@@ -168,11 +171,15 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
     out->flat_tree = has_flat(collective) && 0 == mca_coll_hanx_component.default_algorithm
                          ? m->flat_default : -1;
-    if (4 == mca_coll_hanx_component.default_algorithm) model_choice(m, coll, bytes, out);
-    if (NULL == mca_coll_hanx_component.rules) return;
-    if (!collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
-                            m->nnodes, m->max_node_size, bytes, &rule))
+    /* the model where no rule names the algorithm, with the rule's
+     * segment where it gives one */
+    const int model = 4 == mca_coll_hanx_component.default_algorithm;
+    if (NULL == mca_coll_hanx_component.rules ||
+        !collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
+                            m->nnodes, m->max_node_size, bytes, &rule)) {
+        if (model) model_choice(m, coll, bytes, out);
         return;
+    }
     if (rule.algorithm) {  /* the rule's algorithm decides, flat or not */
         out->algorithm = rule.algorithm;
         out->flat_tree = collx_flat_tree(rule.algorithm);
@@ -190,4 +197,5 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
              out->low ? out->low : "(default)", out->up ? out->up : "(default)",
              out->low_tree < 0 ? "module" : collx_tree_name(out->low_tree),
              out->up_tree < 0 ? "module" : collx_tree_name(out->up_tree));
+    if (model && NULL == rule.algorithm) model_choice(m, coll, bytes, out);
 }
