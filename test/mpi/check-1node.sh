@@ -255,6 +255,23 @@ model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and 
 )
 step "coll_hanx_default_algorithm 4: the cost model chooses per call (levels, previous, split, LP chain) and that runs" \
     model_default
+model_measure() (  # coll_hanx_model_measure 1: the machine measured per communicator, the same on every rank
+    local out ok=0 lines
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 1 --mca coll_hanx_default_algorithm 4 \
+          --mca coll_hanx_model_measure 1 "$CHECKER" --quick --colls "bcast,allreduce,alltoall" --seed 37)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    lines=$(echo "$out" | grep "coll:hanx: MPI_COMM_WORLD: machine measured: " | sed 's/^\[[^]]*\] //')
+    [ "$(echo "$lines" | grep -c .)" = 4 ] || { echo "not measured on every rank of MPI_COMM_WORLD"; ok=1; }
+    [ "$(echo "$lines" | sort -u | grep -c .)" = 1 ] || { echo "ranks measured differently:"; echo "$lines"; ok=1; }
+    echo "$lines" | head -1
+    echo "$lines" | head -1 | grep -Eq "within a node [0-9.]+ us \+ [0-9.]+ ns/B, between nodes [0-9.]+ us \+ [0-9.]+ ns/B, a sum [0-9.]+ ns/B" ||
+        { echo "no values"; ok=1; }
+    echo "$out" | grep -q "machine measured: within a node 0.00 us" && { echo "a zero latency"; ok=1; }
+    return $ok
+)
+step "coll_hanx_model_measure 1: the cost model's machine measured on each communicator, one result on every rank" \
+    model_measure
 model_rules() (  # default_algorithm 4 with a tuning file: a rule's algorithm wins, a rule's segment feeds the model
     local out ok=0 f
     f=$(mktemp /tmp/collx-model-rules.XXXXXX.json)

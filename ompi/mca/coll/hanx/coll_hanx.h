@@ -64,6 +64,7 @@ typedef struct mca_coll_hanx_component_t {
     /* the cost model's machine (settable): intra alpha ns, intra beta
      * ps/byte, inter alpha ns, inter beta ps/byte, gamma ps/byte */
     int model[5];
+    int model_measure;     /* 1: measure the model's machine at each hierarchy's build */
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     int root_rail;         /* bcast/reduce from a non-leader root on its rail (1) */
     char *const *up_text;  /* coll_hanx_up_algorithm's: the same for the leaders' level */
@@ -146,6 +147,10 @@ typedef struct mca_coll_hanx_module_t {
     int max_node_size;
     int blocks;        /* every group of every level holds contiguous ranks */
     int split_parts;   /* ranks per node where split rails can run (collx_hier_split_parts), else 0 */
+    /* the cost model's machine as measured on this communicator
+     * (coll_hanx_model_measure; the same on every rank), where measured */
+    int measured;
+    collx_machine_t machine;
     int flat_default;  /* coll_hanx_flat_algorithm when the hierarchy was built: -1 none */
     /* non-blocking calls: the channels' lock, and how many registrations
      * (call x channel) still have steps to start; a blocking call waits for

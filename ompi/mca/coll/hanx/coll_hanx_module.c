@@ -8,6 +8,7 @@
 #include "ompi/group/group.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/mca/pml/pml.h"
+#include "ompi/op/op.h"
 #include "opal/util/info.h"
 #include "opal/util/output.h"
 
@@ -120,7 +121,7 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
     m->nviews = m->views_full_said = 0;
     m->cur = NULL;
     m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
-    m->nnodes = m->max_node_size = m->split_parts = 0;
+    m->nnodes = m->max_node_size = m->split_parts = m->measured = 0;
     m->my_node = -1;
     m->blocks = 0;
     pthread_mutex_init(&m->nb_lock, NULL);
@@ -330,6 +331,110 @@ static void level_preference(const char *v, char *out, size_t size)
     collx_glue_exclude_self(tmp, "han", out, size);
 }
 
+/* coll_hanx_model_measure: the cost model's machine, measured on comm
+ * while its hierarchy is built.  Rank 0 (node 0's leader) measures the
+ * link to the next rank of its node and to node 1's leader: the latency
+ * from 8-byte ping-pongs, the time per byte from a stream of MEASURE_MSGS
+ * messages of MEASURE_BYTES answered by an empty one (a stream, so that a
+ * link that lets a burst through at once -- a token bucket, as the
+ * emulated links -- shows its rate), the best of MEASURE_REPS after one to
+ * warm up; and it times a local sum of ints.  Then it broadcasts the
+ * result, so that every rank predicts, and chooses, alike.  A link it
+ * cannot measure (node 0 has one rank) keeps the model_* parameters'
+ * values. */
+#define MEASURE_BYTES 65536
+#define MEASURE_MSGS 8
+#define MEASURE_REPS 3
+
+/* Seconds for n messages of `bytes` from the side that goes `first` to
+ * the other and a reply of `reply` bytes (the best of MEASURE_REPS after a
+ * warm-up); < 0 on an error. */
+static double exchange(struct ompi_communicator_t *comm, int peer, int first, char *buf,
+                       int bytes, int n, int reply, int tag)
+{
+    double best = -1;
+    for (int i = 0; i <= MEASURE_REPS; ++i) {
+        const double t0 = PMPI_Wtime();
+        int rc = OMPI_SUCCESS;
+        for (int k = 0; k < n && OMPI_SUCCESS == rc; ++k)
+            rc = first ? MCA_PML_CALL(send(buf, bytes, MPI_BYTE, peer, tag,
+                                           MCA_PML_BASE_SEND_STANDARD, comm))
+                       : MCA_PML_CALL(recv(buf, bytes, MPI_BYTE, peer, tag, comm,
+                                           MPI_STATUS_IGNORE));
+        if (OMPI_SUCCESS == rc)
+            rc = first ? MCA_PML_CALL(recv(buf, reply, MPI_BYTE, peer, tag, comm,
+                                           MPI_STATUS_IGNORE))
+                       : MCA_PML_CALL(send(buf, reply, MPI_BYTE, peer, tag,
+                                           MCA_PML_BASE_SEND_STANDARD, comm));
+        if (OMPI_SUCCESS != rc) return -1;
+        const double t = PMPI_Wtime() - t0;
+        if (i > 0 && (best < 0 || t < best)) best = t;
+    }
+    return best;
+}
+
+/* One link from rank 0's side (`first`) or its peer's: t[0] the one-way
+ * time of 8 bytes, t[1] the stream's time. */
+static void measure_link(struct ompi_communicator_t *comm, int peer, int first, char *buf,
+                         int tag, double *t)
+{
+    t[0] = exchange(comm, peer, first, buf, 8, 1, 8, tag) / 2;
+    t[1] = exchange(comm, peer, first, buf, MEASURE_BYTES, MEASURE_MSGS, 0, tag);
+}
+
+/* alpha and beta (us, us per byte) of a link from t (measure_link) */
+static void link_of(const double *t, double *alpha, double *beta)
+{
+    const double bytes = (double)MEASURE_BYTES * MEASURE_MSGS;
+    *alpha = t[0] * 1e6;
+    *beta = t[1] > 2 * t[0] ? (t[1] - 2 * t[0]) * 1e6 / bytes : 0;
+}
+
+static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
+{
+    char buf[MEASURE_BYTES]; /* (its contents are never read) */
+    const int rank = ompi_comm_rank(comm);
+    const int intra = m->node_size[0] > 1 ? m->rank_at[m->node_first[0] + 1] : -1;
+    const int inter = m->rank_at[m->node_first[1]];
+    const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+    /* t[0..1]: the link within a node (measure_link), t[2..3] between
+     * nodes; t[4]: seconds per byte of a sum; -1: not measured */
+    double t[5] = {-1, -1, -1, -1, -1};
+    int rc = OMPI_SUCCESS;
+    if (0 == rank || intra == rank || inter == rank) {
+        memset(buf, 0, sizeof(buf));
+        if (0 == rank) {
+            if (intra > 0) measure_link(comm, intra, 1, buf, tag, t);
+            measure_link(comm, inter, 1, buf, tag, t + 2);
+            /* a sum of one half into the other */
+            const int half = MEASURE_BYTES / 2, n = half / (int)sizeof(int);
+            for (int i = 0; i <= MEASURE_REPS; ++i) {
+                const double t0 = PMPI_Wtime();
+                ompi_op_reduce(&ompi_mpi_op_sum.op, buf, buf + half, n, &ompi_mpi_int.dt);
+                const double s = (PMPI_Wtime() - t0) / half;
+                if (i > 0 && (t[4] < 0 || s < t[4])) t[4] = s;
+            }
+        } else { /* (rank 0 sends first) */
+            double ignored[2];
+            measure_link(comm, 0, 0, buf, tag, ignored);
+        }
+    }
+    rc = comm->c_coll->coll_bcast(t, 5, MPI_DOUBLE, 0, comm, comm->c_coll->coll_bcast_module);
+    if (OMPI_SUCCESS != rc) return rc;
+    const int *p = mca_coll_hanx_component.model;
+    collx_machine_t *mc = &m->machine;
+    *mc = (collx_machine_t){p[0] * 1e-3, p[1] * 1e-6, p[2] * 1e-3, p[3] * 1e-6, p[4] * 1e-6};
+    if (t[0] > 0 && t[1] > 0) link_of(t, &mc->intra_alpha_us, &mc->intra_beta_us);
+    if (t[2] > 0 && t[3] > 0) link_of(t + 2, &mc->inter_alpha_us, &mc->inter_beta_us);
+    if (t[4] > 0) mc->gamma_us = t[4] * 1e6;
+    m->measured = 1;
+    HANX_LOG(1, "coll:hanx: %s: machine measured: within a node %.2f us + %.4f ns/B, between "
+                "nodes %.2f us + %.4f ns/B, a sum %.4f ns/B",
+             comm->c_name, mc->intra_alpha_us, mc->intra_beta_us * 1e3, mc->inter_alpha_us,
+             mc->inter_beta_us * 1e3, mc->gamma_us * 1e3);
+    return OMPI_SUCCESS;
+}
+
 /* The first view, with the MCA preferences, and the tables. */
 static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
@@ -400,7 +505,9 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     } else {
         v->low = strdup(low);
         v->up = strdup(up);
-        rc = v->low && v->up ? live_add(m) : OMPI_ERR_OUT_OF_RESOURCE;
+        /* (every rank joins the measurement: its broadcast ends it) */
+        if (c->model_measure) rc = measure_machine(m, comm);
+        if (OMPI_SUCCESS == rc) rc = v->low && v->up ? live_add(m) : OMPI_ERR_OUT_OF_RESOURCE;
         if (OMPI_SUCCESS == rc) {
             HANX_LOG(1, "coll:hanx: %s: %d levels, %d nodes, %d ranks on my node (node %d)%s",
                      comm->c_name, m->nlevels, m->nnodes, ompi_comm_size(v->node), m->my_node,

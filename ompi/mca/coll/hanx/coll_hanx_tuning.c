@@ -139,8 +139,10 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
                          hanx_choice_t *out)
 {
     const int *p = mca_coll_hanx_component.model;
-    const collx_machine_t mach = {p[0] * 1e-3, p[1] * 1e-6, p[2] * 1e-3, p[3] * 1e-6,
-                                  p[4] * 1e-6};
+    const collx_machine_t mach = m->measured ? m->machine
+                                             : (collx_machine_t){p[0] * 1e-3, p[1] * 1e-6,
+                                                                 p[2] * 1e-3, p[3] * 1e-6,
+                                                                 p[4] * 1e-6};
     double us[COLLX_MODEL_COUNT];
     const int builtin = out->algorithm && !strcmp(out->algorithm, "previous")
                             ? COLLX_MODEL_PREVIOUS : COLLX_MODEL_HIER;
