@@ -56,32 +56,31 @@ struct Builder {
 
     // The node as one communicator: level 0 on two levels.
     int node_level() const { return L() == 2 ? 0 : COLLX_HLEVEL_NODE; }
-    // r's place in its node (its rank there: nodes keep rank order).
-    int place_of(int r) const {
-        if (L() == 2) return h.rank_in[0][r];
-        const int *node_leader = h.leader[L() - 2];
-        int n = 0;
-        for (int q = 0; q < r; ++q) n += node_leader[q] == node_leader[r];
-        return n;
-    }
     // The root's rail (COLLX_HIER_ROOT_RAIL): where it applies, the root's
     // place in its node (> 0), else -1.
     int rail_place(int flags) const {
-        if (!(flags & COLLX_HIER_ROOT_RAIL) || collx_hier_split_parts(&h) == 0) return -1;
-        const int place = place_of(root);
-        return place > 0 ? place : -1;
+        if (!(flags & COLLX_HIER_ROOT_RAIL)) return -1;
+        const int place = collx_hier_place(&h, root);
+        return place > 0 && collx_hier_split_parts(&h) > 0 ? place : -1;
     }
     // Rank of the root in its rail (the ranks at its place, in rank order;
-    // every node has one: nodes of one size).
+    // every node has one: nodes of one size): one pass over the ranks
+    // below the root.
     int rail_rank_of_root(int place) const {
         int n = 0;
-        for (int r = 0; r < root; ++r) n += place_of(r) == place;
+        if (h.place != nullptr || L() == 2) {
+            for (int q = 0; q < root; ++q) n += collx_hier_place(&h, q) == place;
+            return n;
+        }
+        const int *node_leader = h.leader[L() - 2];
+        std::vector<int> seen(static_cast<std::size_t>(root), 0);  // per node: its ranks so far
+        for (int q = 0; q < root; ++q) n += seen[node_leader[q]]++ == place;
         return n;
     }
     // From a root at place p > 0: the root's rail, then every node from
     // its rank at place p.
     void bcast_rail(int place) {
-        if (place_of(rank) == place)
+        if (collx_hier_place(&h, rank) == place)
             add(0, COLLX_HLEVEL_RAIL, COLLX_HSTEP_BCAST, rail_rank_of_root(place), COLLX_HBUF_NONE,
                 COLLX_HBUF_RECV);
         add(1, node_level(), COLLX_HSTEP_BCAST, place, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
@@ -91,7 +90,7 @@ struct Builder {
     // rail into the root.  Rank order where ranks are in blocks by node:
     // each node's ranks, then the nodes in rank order.
     void reduce_rail(int place, bool in_place) {
-        const bool i_am_root = rank == root, on_rail = place_of(rank) == place;
+        const bool i_am_root = rank == root, on_rail = collx_hier_place(&h, rank) == place;
         const int my_data = i_am_root && in_place ? COLLX_HBUF_RECV : COLLX_HBUF_SEND;
         const int acc = i_am_root ? COLLX_HBUF_RECV : on_rail ? COLLX_HBUF_ACC : COLLX_HBUF_NONE;
         out.need_acc = acc == COLLX_HBUF_ACC;
@@ -232,6 +231,22 @@ void collx_hier_fill(collx_hier_t *h, const int *lead, int stride) {
             index[r] = collx_hier_member(h, k, r) ? counter[h->leader[k][r]]++ : -1;
         for (int r = 0; r < P; ++r) h->rank_in[k][r] = index[k == 0 ? r : h->leader[k - 1][r]];
     }
+    if (h->place != nullptr) {  // each node's ranks counted in rank order
+        std::fill(counter.begin(), counter.end(), 0);
+        for (int r = 0; r < P; ++r) h->place[r] = counter[h->leader[L - 2][r]]++;
+    }
+    h->parts_known = 0;
+    h->parts = collx_hier_split_parts(h);
+    h->parts_known = 1;
+}
+
+int collx_hier_place(const collx_hier_t *h, int r) {
+    if (h->place != nullptr) return h->place[r];
+    if (h->nlevels == 2) return h->rank_in[0][r];
+    const int *node_leader = h->leader[h->nlevels - 2];
+    int n = 0;
+    for (int q = node_leader[r]; q < r; ++q) n += node_leader[q] == node_leader[r];
+    return n;
 }
 
 int collx_hier_member(const collx_hier_t *h, int k, int rank) {
@@ -256,14 +271,14 @@ int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const i
     Builder b{*h, rank, root, level_size, *out};
     switch (coll) {
         case COLLX_COLL_BCAST:
-            if (b.rail_place(flags) > 0)
-                b.bcast_rail(b.rail_place(flags));
+            if (const int place = b.rail_place(flags); place > 0)
+                b.bcast_rail(place);
             else
                 b.bcast();
             break;
         case COLLX_COLL_REDUCE:
-            if (b.rail_place(flags) > 0)
-                b.reduce_rail(b.rail_place(flags), (flags & COLLX_HIER_IN_PLACE) != 0);
+            if (const int place = b.rail_place(flags); place > 0)
+                b.reduce_rail(place, (flags & COLLX_HIER_IN_PLACE) != 0);
             else
                 b.reduce((flags & COLLX_HIER_IN_PLACE) != 0);
             break;
@@ -284,6 +299,7 @@ int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const i
 
 int collx_hier_split_parts(const collx_hier_t *h) {
     if (!tables_ok(h)) return 0;
+    if (h->parts_known) return h->parts;
     std::vector<int> members(static_cast<std::size_t>(h->size), 0);
     const int *node_leader = h->leader[h->nlevels - 2];
     for (int r = 0; r < h->size; ++r) ++members[node_leader[r]];

@@ -712,11 +712,12 @@ struct Levels {
         const int L = sockets ? 3 : 2;
         h.nlevels = L;
         h.size = P;
-        tab.assign(static_cast<std::size_t>(2 * L), std::vector<int>(static_cast<std::size_t>(P)));
+        tab.assign(static_cast<std::size_t>(2 * L + 1), std::vector<int>(static_cast<std::size_t>(P)));
         for (int k = 0; k < L; ++k) {
             h.leader[k] = tab[static_cast<std::size_t>(k)].data();
             h.rank_in[k] = tab[static_cast<std::size_t>(L + k)].data();
         }
+        h.place = tab[static_cast<std::size_t>(2 * L)].data();
         std::vector<int> lead(static_cast<std::size_t>(P * (L - 1)));
         for (int r = 0; r < P; ++r) {
             const int node_lead = t.node(r) * t.per_node;
@@ -737,10 +738,7 @@ struct Levels {
     }
     // split rails: r's node (all its ranks, in rank order) and r's rail
     // (the ranks at r's place of every node)
-    int place(int r) const {
-        const std::vector<int> &n = node(r);
-        return static_cast<int>(std::find(n.begin(), n.end(), r) - n.begin());
-    }
+    int place(int r) const { return collx_hier_place(&h, r); }
     const std::vector<int> &node(int r) const {
         return nodes_.at(static_cast<std::size_t>(h.leader[h.nlevels - 2][r]));
     }
@@ -767,12 +765,12 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     const int P = topo.P;
     Levels lv(topo);
     // split rails where hanx runs them (an allreduce on nodes of one size)
-    const int parts = a.split && c == Coll::Allreduce ? collx_hier_split_parts(&lv.h) : 0;
+    const int parts = a.split && c == Coll::Allreduce ? lv.h.parts : 0;
     const bool split = parts > 0;
     // bcast and reduce from a root that does not lead its node run on the
     // root's rail where the nodes are of one size (coll_hanx_root_rail's
     // default; the core ignores the flag elsewhere)
-    const bool root_rail = (c == Coll::Bcast || c == Coll::Reduce) && collx_hier_split_parts(&lv.h) > 0;
+    const bool root_rail = (c == Coll::Bcast || c == Coll::Reduce) && lv.h.parts > 0;
     if (split || root_rail) lv.make_rails();
     Runner run(e);
     HanxCtx h;

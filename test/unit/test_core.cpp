@@ -537,11 +537,7 @@ struct HierPlay {
     // A rank's place in its node (nodes: the groups of level L-2, in rank
     // order), its group at a stage's level (the rail: the ranks at one
     // place; the node as one communicator) and its rank there.
-    int place(int r) const {
-        int n = 0;
-        for (int q = 0; q < r; ++q) n += h.leader[h.nlevels - 2][q] == h.leader[h.nlevels - 2][r];
-        return n;
-    }
+    int place(int r) const { return collx_hier_place(&h, r); }
     int group(int level, int r) const {
         return level == COLLX_HLEVEL_RAIL ? place(r)
                : level == COLLX_HLEVEL_NODE ? h.leader[h.nlevels - 2][r]
@@ -749,6 +745,56 @@ START_TEST(hier_root_rail_plans_take_two_stages) {
                     }
                 }
         }
+    }
+}
+END_TEST
+
+// A rank's place in its node, computed by collx_hier_place from the
+// tables alone, filled by collx_hier_fill into h.place, and counted here
+// independently agree; so do the cached split parts and the plans made
+// with and without the optional tables (hanx and the simulator pass them,
+// the tests above do not).
+START_TEST(hier_place_tables_agree) {
+    auto two = [](std::vector<int> node) { return HierShape{2, {node}}; };
+    const std::vector<HierShape> shapes{
+        two({0, 0, 1, 1}), two({0, 1, 2, 0, 1, 2}), two({0, 0, 0, 1}), two({0, 1, 0, 1, 0}),
+        {3, {{0, 0, 1, 1, 2, 2, 3, 3}, {0, 0, 0, 0, 1, 1, 1, 1}}},
+        {3, {{0, 1, 0, 1, 2, 3, 2, 3}, {0, 0, 0, 0, 1, 1, 1, 1}}},
+        // sockets and nodes interleaved
+        {3, {{0, 1, 2, 0, 1, 2, 3, 4, 5, 3, 4, 5}, {0, 1, 0, 0, 1, 0, 1, 0, 1, 1, 0, 1}}}};
+    for (const HierShape &s : shapes) {
+        HierPlay bare(s), with(s);
+        const int P = bare.P, L = s.L;
+        std::vector<int> place(P, -1);
+        with.h.place = place.data();
+        with.h.parts = with.h.parts_known = 0;
+        std::vector<int> lead(static_cast<std::size_t>(P * (L - 1)));
+        for (int r = 0; r < P; ++r)
+            for (int j = 0; j < L - 1; ++j) lead[r * (L - 1) + j] = with.h.leader[j][r];
+        collx_hier_fill(&with.h, lead.data(), L - 1);
+        collx_hier_t unknown = bare.h;
+        unknown.parts_known = 0;
+        unknown.parts = -7;
+        ck_assert_int_eq(with.h.parts, collx_hier_split_parts(&unknown));
+        ck_assert_int_eq(bare.h.parts, collx_hier_split_parts(&unknown));
+        for (int r = 0; r < P; ++r) {
+            int n = 0;
+            for (int q = 0; q < r; ++q) n += s.group[L - 2][q] == s.group[L - 2][r];
+            ck_assert_int_eq(place[r], n);
+            ck_assert_int_eq(collx_hier_place(&bare.h, r), n);
+        }
+        for (int coll : {COLLX_COLL_BCAST, COLLX_COLL_REDUCE})
+            for (int root = 0; root < P; ++root)
+                for (int r = 0; r < P; ++r) {
+                    collx_hier_plan_t a, b;
+                    ck_assert_int_eq(collx_hier_plan(&unknown, coll, r, root, nullptr,
+                                                     COLLX_HIER_ROOT_RAIL, &a), COLLX_OK);
+                    ck_assert_int_eq(collx_hier_plan(&with.h, coll, r, root, nullptr,
+                                                     COLLX_HIER_ROOT_RAIL, &b), COLLX_OK);
+                    ck_assert_int_eq(a.nstages, b.nstages);
+                    for (int i = 0; i < a.nstages; ++i)
+                        ck_assert(std::memcmp(&a.st[i], &b.st[i], sizeof(a.st[i])) == 0);
+                }
     }
 }
 END_TEST
@@ -1302,6 +1348,7 @@ int main() {
     tcase_add_test(exec, cost_model_predicts_and_chooses);
     tcase_add_test(exec, hier_plans_run_every_shape_and_root);
     tcase_add_test(exec, hier_root_rail_plans_take_two_stages);
+    tcase_add_test(exec, hier_place_tables_agree);
     tcase_add_test(exec, hier_split_plans_sum_every_chunk);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, capi_rejects_bad_arguments);

@@ -170,6 +170,9 @@ static inline collx_hier_t mca_coll_hanx_hier(const mca_coll_hanx_module_t *m, i
         h.leader[k] = m->leader[k];
         h.rank_in[k] = m->rank_in[k];
     }
+    h.place = m->low_rank_of; /* (rank in node, in rank order: the core's place) */
+    h.parts = m->split_parts;
+    h.parts_known = 1;
     return h;
 }
 OBJ_CLASS_DECLARATION(mca_coll_hanx_module_t);

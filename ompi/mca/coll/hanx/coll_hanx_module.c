@@ -272,10 +272,16 @@ static int fill_tables(mca_coll_hanx_module_t *m, const int *all, int size)
         free(index);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
-    for (int r = 0; r < size; ++r) m->low_rank_of[r] = all[3 * r + 2];
-    /* leader and rank_in: the core's tables (collx_hier_fill) */
+    /* leader, rank_in, the places (low_rank_of: rank in node, as each
+     * rank's node communicator says, all[3r + 2]) and split_parts: the
+     * core's tables (collx_hier_fill) */
     collx_hier_t h = mca_coll_hanx_hier(m, size);
     collx_hier_fill(&h, all + (3 == L ? 0 : 1), 3);
+    for (int r = 0; r < size; ++r)
+        if (m->low_rank_of[r] != all[3 * r + 2]) { /* (nodes split in rank order: never) */
+            free(index);
+            return OMPI_ERR_BAD_PARAM;
+        }
     /* nodes, numbered by their leader's rank (= order in the top level) */
     m->nnodes = 0;
     for (int r = 0; r < size; ++r)
@@ -295,7 +301,7 @@ static int fill_tables(mca_coll_hanx_module_t *m, const int *all, int size)
     for (int k = 0; k < L - 1; ++k)
         for (int r = 1; r < size; ++r)
             if (m->leader[k][r] < m->leader[k][r - 1]) m->blocks = 0;
-    m->split_parts = collx_hier_split_parts(&h);
+    m->split_parts = h.parts;
     free(index);
     return OMPI_SUCCESS;
 }

@@ -263,9 +263,17 @@ typedef struct collx_hier {
     int size;    /* ranks of the communicator */
     int *leader[COLLX_HIER_MAX_LEVELS];
     int *rank_in[COLLX_HIER_MAX_LEVELS];
+    /* Optional, so that a plan costs no pass over all ranks (NULL / 0:
+     * computed where needed, O(size)): place[r], r's rank in its node (the
+     * groups of level L-2, in rank order), filled by collx_hier_fill where
+     * the caller gave the array; parts, collx_hier_split_parts(h), valid
+     * when parts_known (collx_hier_fill sets both). */
+    int *place;
+    int parts, parts_known;
 } collx_hier_t;
 
-/* Fill h's tables (allocated by the caller: L arrays of `size` ints each)
+/* Fill h's tables (allocated by the caller: L arrays of `size` ints each,
+ * and h->place when not NULL; parts and parts_known are set)
  * from each rank's group leaders below the top: lead[r * stride + j] is
  * the leader of r's level-j group, j < L-1 (a leader leads its own group
  * at every level below the ones it leads; groups keep rank order). */
@@ -274,6 +282,10 @@ void collx_hier_fill(collx_hier_t *h, const int *lead, int stride);
 int collx_hier_member(const collx_hier_t *h, int k, int rank);
 /* Size of rank's level-k communicator (0 when not a member); O(size). */
 int collx_hier_level_size(const collx_hier_t *h, int k, int rank);
+/* r's place in its node: its rank among the ranks of its level-(L-2)
+ * group, in rank order (the rail it is on).  O(1) on 2 levels or with
+ * h->place, else O(r). */
+int collx_hier_place(const collx_hier_t *h, int r);
 
 /* A stage: on level `level`'s communicator (COLLX_HLEVEL_P2P: a message
  * on the whole communicator), a `kind` step with `root` (in that
