@@ -52,6 +52,26 @@ static int ordered_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, v
     return rc;
 }
 
+/* The vector's pieces (rank r's: rcounts[r] elements, at[r] in rank
+ * order) copied one after another into `to`, in the order of the ranks
+ * order[0 .. size-1]. */
+static void pieces_in_order(struct ompi_datatype_t *dtype, const void *from, const size_t *at,
+                            const int *rcounts, const int *order, int size, char *to)
+{
+    for (int i = 0, o = 0; i < size; o += rcounts[order[i++]])
+        mca_coll_hanx_copy(dtype, (size_t)rcounts[order[i]], mca_coll_hanx_elem(to, dtype, (size_t)o),
+                           mca_coll_hanx_elem(from, dtype, at[order[i]]));
+}
+
+/* Each rank's piece: its offset in rank order, at[r] (size entries; NULL
+ * when out of memory). */
+static size_t *piece_offsets(const int *rcounts, int size)
+{
+    size_t *at = malloc((size_t)size * sizeof(size_t));
+    for (int r = 0, o = 0; at && r < size; o += rcounts[r++]) at[r] = (size_t)o;
+    return at;
+}
+
 /* Split rails: the ranks at place l of every node (rail l) own the pieces
  * of rail l's ranks.  The vector is put in rail order (rail 0's pieces in
  * its ranks' order, then rail 1's, ...); the node's reduce_scatter leaves
@@ -72,28 +92,22 @@ static int split_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, voi
     int *member = malloc((size_t)size * sizeof(int)); /* rail l's ranks: member[l * N + j] */
     int *filled = calloc((size_t)S, sizeof(int));
     int *lcnt = malloc((size_t)S * sizeof(int)), *rcnt = malloc((size_t)N * sizeof(int));
-    size_t *at = malloc((size_t)size * sizeof(size_t)); /* each rank's piece in the vector */
+    size_t *at = piece_offsets(rcounts, size);
     int rc = OMPI_SUCCESS;
     if (!member || !filled || !lcnt || !rcnt || !at ||
         !(ord = mca_coll_hanx_temp(dtype, total, &ord_free))) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    for (int r = 0, o = 0; r < size; o += rcounts[r++]) {
+    for (int r = 0; r < size; ++r) {
         const int place = m->low_rank_of[r];
-        at[r] = (size_t)o;
         member[place * N + filled[place]++] = r; /* (rails keep comm's order) */
     }
-    for (int p = 0, o = 0; p < S; ++p) {
+    for (int p = 0; p < S; ++p) {
         lcnt[p] = 0;
-        for (int j = 0; j < N; ++j) {
-            const int r = member[p * N + j];
-            mca_coll_hanx_copy(dtype, (size_t)rcounts[r], mca_coll_hanx_elem(ord, dtype, (size_t)o),
-                               mca_coll_hanx_elem(data, dtype, at[r]));
-            o += rcounts[r];
-            lcnt[p] += rcounts[r];
-        }
+        for (int j = 0; j < N; ++j) lcnt[p] += rcounts[member[p * N + j]];
     }
+    pieces_in_order(dtype, data, at, rcounts, member, size, ord);
     for (int j = 0; j < N; ++j) rcnt[j] = rcounts[member[l * N + j]];
     if (!(mid = mca_coll_hanx_temp(dtype, (size_t)lcnt[l], &mid_free))) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
@@ -132,10 +146,9 @@ static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, vo
          *share = NULL;
     int *ncnt = malloc((size_t)N * sizeof(int)), *ndsp = malloc((size_t)N * sizeof(int));
     int *lcnt = malloc((size_t)nsize * sizeof(int)), *ldsp = malloc((size_t)nsize * sizeof(int));
-    size_t *at = malloc((size_t)size * sizeof(size_t)); /* each rank's piece in rank order */
+    size_t *at = piece_offsets(rcounts, size);
     int rc = OMPI_SUCCESS;
     if (!ncnt || !ndsp || !lcnt || !ldsp || !at) { rc = OMPI_ERR_OUT_OF_RESOURCE; goto out; }
-    for (int r = 0, o = 0; r < size; o += rcounts[r++]) at[r] = (size_t)o;
     for (int n = 0, o = 0; n < N; ++n) {
         ncnt[n] = 0;
         for (int i = 0; i < m->node_size[n]; ++i) ncnt[n] += rcounts[m->rank_at[m->node_first[n] + i]];
@@ -165,9 +178,7 @@ static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, vo
         if (!m->blocks) {
             ord = mca_coll_hanx_temp(dtype, total, &ord_free);
             if (!ord) rc = OMPI_ERR_OUT_OF_RESOURCE;
-            for (int pos = 0, o = 0; pos < size && ord; o += rcounts[m->rank_at[pos++]])
-                mca_coll_hanx_copy(dtype, (size_t)rcounts[m->rank_at[pos]], mca_coll_hanx_elem(ord, dtype, (size_t)o),
-                     mca_coll_hanx_elem(acc, dtype, at[m->rank_at[pos]]));
+            else pieces_in_order(dtype, acc, at, rcounts, m->rank_at, size, ord);
         } else {
             ord = acc;
         }
