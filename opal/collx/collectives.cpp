@@ -31,7 +31,8 @@ const char *const *collx_coll_names(void) { return kNames; }
 
 size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P, int fanout,
                                 double alpha, double beta) {
-    if (tree == COLLX_TREE_PIPELINE || tree == COLLX_TREE_CHAIN) {
+    const bool ring_chain = tree == COLLX_TREE_RING && coll != COLLX_COLL_ALLREDUCE;
+    if (tree == COLLX_TREE_PIPELINE || tree == COLLX_TREE_CHAIN || ring_chain) {
         // the longest chain is what the LP model describes
         const int f = fanout > 0 ? fanout : 1;
         const int chain = tree == COLLX_TREE_CHAIN && P > 1 ? (P - 1 + f - 1) / f + 1 : P;

@@ -54,6 +54,7 @@ TreeShape shape_of(const collx_tuning_t &tun) {
         case COLLX_TREE_PIPELINE: s.kind = TreeKind::Pipeline; break;
         case COLLX_TREE_LINEAR: s.kind = TreeKind::Linear; break;
         case COLLX_TREE_TOPO: s.kind = TreeKind::Topo; break;
+        case COLLX_TREE_RING: s.kind = TreeKind::Ring; break;
         case COLLX_TREE_BINOMIAL:
         default: s.kind = TreeKind::Binomial; break;
     }
@@ -503,6 +504,142 @@ class ReduceOp final : public Operation {
     std::deque<PendingSend> up_q_, down_q_;
 };
 
+// ---------------------------------------------------------- ring allreduce
+
+// Allreduce around the ring of ranks (COLLX_TREE_RING, commutative ops):
+// the vector is cut into P chunks (collx_hier_chunk's sizes); in P-1
+// reduce-scatter steps every rank sends a chunk to the next rank and folds
+// the chunk the previous rank sent into its own, so that rank r ends with
+// chunk r+1 summed over all ranks; in P-1 allgather steps the summed chunks
+// go round once more.  Every rank sends and receives 2(P-1)/P of the
+// vector: bandwidth-optimal.  Each chunk is moved in segments, and a
+// segment goes on to the next step as soon as it arrived (and was folded):
+// no step waits for the whole chunk, no rank for all the others.
+//
+// Determinism: chunk c is reduced once, left to right from rank c+1 round
+// to rank c (the partial result that arrives op the rank's own data), and
+// then only copied: every rank gets the same bits, run after run, in any
+// order of arrival.  (Not rank order: non-commutative ops take the chain.)
+//
+// The messages of one direction, (step k, segment j of the step's chunk),
+// are posted in that order on both sides, so MPI matches them; a send is
+// ready when segment j of step k-1 arrived, and goes out in order.  An
+// allgather receive lands in recvbuf where this rank's reduce-scatter sent
+// from: it is posted once that send completed.  (The segment cannot come
+// back before the next rank has received it -- the summed chunk needs it --
+// but a send buffer is the sender's until its send completes.)
+class RingAllreduce final : public Operation {
+  public:
+    RingAllreduce(const collx_transport_t &t, const void *sendbuf, void *recvbuf,
+                  std::size_t count, const collx_dtype_t &dt, void *op, int tag,
+                  const collx_tuning_t &tun, const collx_notify_t *notify)
+        : Operation(t, dt, tag, tun, notify),
+          rbuf_(static_cast<char *>(recvbuf)),
+          op_(op),
+          P_(t.size),
+          per_seg_(Segmentation(count, dt.size, tun.segment_bytes).per_seg),
+          pool_(dt, per_seg_) {
+        const std::size_t n = dt.size ? count : 0;
+        if (sendbuf != nullptr && !copy(rbuf_, sendbuf, n)) return;
+        if (P_ < 2 || n == 0) return;
+        const int r = t.rank, steps = 2 * (P_ - 1);
+        auto chunk = [&](int c) { return static_cast<std::size_t>(((c % P_) + P_) % P_); };
+        auto add = [&](std::vector<Msg> &v, std::vector<std::size_t> &base, int k, std::size_t c) {
+            base.push_back(v.size());
+            std::size_t first, len;
+            collx_hier_chunk(n, P_, static_cast<int>(c), &first, &len);
+            for (std::size_t o = 0; o < len; o += per_seg_)
+                v.push_back({k, first + o, std::min(per_seg_, len - o)});
+        };
+        for (int k = 0; k < steps; ++k) {
+            const bool rs = k < P_ - 1;
+            const int a = rs ? k : k - (P_ - 1);  // the step within its phase
+            add(sends_, send_base_, k, chunk(rs ? r - a : r + 1 - a));
+            add(recvs_, recv_base_, k, chunk(rs ? r - a - 1 : r - a));
+        }
+        send_done_.assign(sends_.size(), 0);
+        gate_ = InOrder(sends_.size());
+        for (std::size_t i = 0; i < step_size(send_base_, sends_, 0); ++i) ready(i);
+    }
+
+  private:
+    struct Msg {
+        int step;
+        std::size_t first, len;  // elements of the vector
+    };
+
+    std::size_t step_size(const std::vector<std::size_t> &base, const std::vector<Msg> &v,
+                          int k) const {
+        const auto next = static_cast<std::size_t>(k) + 1;
+        return (next < base.size() ? base[next] : v.size()) - base[static_cast<std::size_t>(k)];
+    }
+    char *at(const Msg &m) const {
+        return rbuf_ + static_cast<std::ptrdiff_t>(m.first) * dt_.extent;
+    }
+    void ready(std::size_t i) {
+        gate_.ready(i, [&](std::size_t s) { queue_.push_back(s); });
+    }
+
+    void on_done(Xfer &x) override {
+        if (x.kind == Xfer::Send) {
+            send_done_[x.seg] = 1;
+            ++sends_done_;
+            return;
+        }
+        ++recvs_done_;
+        const Msg &m = recvs_[x.seg];
+        if (x.buf) {  // reduce-scatter: fold the partial result into my chunk
+            const bool ok = reduce(x.buf, at(m), m.len, op_);
+            pool_.put(x.buf);
+            if (!ok) return;
+        }
+        if (m.step + 1 < static_cast<int>(send_base_.size()))  // the segment goes on
+            ready(send_base_[static_cast<std::size_t>(m.step) + 1] + (x.seg - recv_base_[m.step]));
+    }
+
+    void post_ready() override {
+        const int left = (t_.rank + P_ - 1) % P_, right = (t_.rank + 1) % P_;
+        while (next_recv_ < recvs_.size() && in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
+            const Msg &m = recvs_[next_recv_];
+            const std::size_t j = next_recv_ - recv_base_[static_cast<std::size_t>(m.step)];
+            Xfer x;
+            x.seg = next_recv_;
+            char *into;
+            if (m.step < P_ - 1) {
+                into = x.buf = pool_.get();
+            } else {  // where my reduce-scatter sent this segment from
+                if (!send_done_[send_base_[static_cast<std::size_t>(m.step - (P_ - 1))] + j]) break;
+                into = at(m);
+            }
+            ++next_recv_;
+            if (!recv(into, m.len, left, x)) return;
+        }
+        while (!queue_.empty() && in_flight(Xfer::Send, Xfer::Down) < tun_.max_send) {
+            const std::size_t i = queue_.front();
+            queue_.pop_front();
+            Xfer x;
+            x.seg = i;
+            if (!send(at(sends_[i]), sends_[i].len, right, x)) return;
+        }
+    }
+
+    bool all_done() const override {
+        return sends_done_ == sends_.size() && recvs_done_ == recvs_.size();
+    }
+
+    char *rbuf_;
+    void *op_;
+    int P_;
+    std::size_t per_seg_;
+    BufferPool pool_;
+    std::vector<Msg> sends_, recvs_;  // in posting order: step-major
+    std::vector<std::size_t> send_base_, recv_base_;  // each step's first message
+    std::vector<char> send_done_;
+    InOrder gate_;
+    std::deque<std::size_t> queue_;  // sends ready, in order
+    std::size_t next_recv_ = 0, sends_done_ = 0, recvs_done_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,
@@ -515,6 +652,9 @@ std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *s
                                        void *recvbuf, std::size_t count, const collx_dtype_t &dt,
                                        void *op, bool commutative, int root, bool all, int tag,
                                        const collx_tuning_t &tun, const collx_notify_t *notify) {
+    if (all && commutative && tun.tree == COLLX_TREE_RING)
+        return std::make_unique<RingAllreduce>(t, sendbuf, recvbuf, count, dt, op, tag, tun,
+                                               notify);
     return std::make_unique<ReduceOp>(t, sendbuf, recvbuf, count, dt, op, commutative, root, all,
                                       tag, tun, notify);
 }

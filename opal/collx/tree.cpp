@@ -102,7 +102,8 @@ VNode range_node(const TreeShape &s, int n, int v) {
         case TreeKind::Knomial: return knomial(std::max(2, s.fanout), n, v);
         case TreeKind::Binary: return binary(n, v);
         case TreeKind::Chain: return chains(s.fanout, n, v);
-        case TreeKind::Pipeline: return chains(1, n, v);
+        case TreeKind::Pipeline:
+        case TreeKind::Ring: return chains(1, n, v);
         case TreeKind::Linear: return linear(n, v);
         case TreeKind::Topo: return knomial(2, n, v);  // not a range tree
     }
@@ -234,6 +235,7 @@ const char *tree_kind_name(TreeKind k) {
         case TreeKind::Pipeline: return "pipeline";
         case TreeKind::Linear: return "linear";
         case TreeKind::Topo: return "topo";
+        case TreeKind::Ring: return "ring";
     }
     return "?";
 }

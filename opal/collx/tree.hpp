@@ -24,6 +24,8 @@ enum class TreeKind {
     Pipeline,         // one chain: the linear-pipelining (LP) schedule
     Linear,           // the root talks to everybody
     Topo,             // binomial over node leaders, then binomial within each node
+    Ring,             // as a tree, the pipeline chain (the executor runs a
+                      // commutative allreduce around the ring instead)
 };
 
 // One rank's view of a tree.  For reductions, `children` are listed in the

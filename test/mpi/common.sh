@@ -122,7 +122,7 @@ ALL_ADAPTX="bcast,reduce,allreduce,ibcast,ireduce,iallreduce,overlap"
 # communicator of the checker builds the hierarchy (an i-collective never
 # builds it: the previous module serves until then)
 HANX_NB="barrier,ibcast,ireduce,iallreduce,iallgather,overlap"
-ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear topo"
+ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear topo ring"
 # every adaptx collective on one tree, small segments so that all paths run
 adaptx_tree() {  # adaptx_tree TREE runner...
     local tree=$1; shift

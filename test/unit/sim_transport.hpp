@@ -1,8 +1,9 @@
 // An in-process world of P ranks implementing collx_transport_t, for unit
 // tests of the engine without MPI.  Messages match FIFO per (src, dst, tag)
 // as in MPI; delivery order across pairs is randomised by a seed, and sends
-// are randomly "eager" (complete at once, possibly inside isend itself) or
-// "rendezvous" (complete only when matched), and a matched receive may
+// are randomly "eager" (copied and complete at once, possibly inside isend
+// itself) or "rendezvous" (read and complete only when matched: a sender
+// that reuses its buffer before completion sends the wrong data), and a matched receive may
 // report its completion later than receives matched after it (as a large
 // rendezvous message finishes after a small eager one from the same peer),
 // so that the event-driven code sees many interleavings.  Only contiguous datatypes (extent == size).
@@ -70,8 +71,8 @@ class World {
         sends_[k].pop_front();
         Recv rv = recvs_[k].front();
         recvs_[k].pop_front();
-        const int status = m.bytes.size() > rv.capacity ? 1 : 0;  // truncation
-        if (!status) std::memcpy(rv.buf, m.bytes.data(), m.bytes.size());
+        const int status = m.size > rv.capacity ? 1 : 0;  // truncation
+        if (!status && m.size) std::memcpy(rv.buf, m.src ? m.src : m.bytes.data(), m.size);
         if (coin()) {  // the receive completes later, maybe after later ones
             if (m.rendezvous_token) collx_xfer_complete(m.rendezvous_token, 0);
             deferred_.emplace_back(rv.token, status);
@@ -99,7 +100,9 @@ class World {
         collx_transport_t t;
     };
     struct Msg {
-        std::vector<char> bytes;
+        std::vector<char> bytes;      // eager: copied at isend
+        const char *src = nullptr;    // rendezvous: read when matched, as MPI may
+        std::size_t size = 0;
         void *rendezvous_token = nullptr;
     };
     struct Recv {
@@ -118,9 +121,14 @@ class World {
         if (peer < 0 || peer >= w->P_ || peer == r->rank) return 2;
         Msg m;
         const char *p = static_cast<const char *>(buf);
-        m.bytes.assign(p, p + count * dt->size);
+        m.size = count * dt->size;
         const int mode = std::uniform_int_distribution<int>(0, 2)(w->rng_);
-        if (mode == 0) m.rendezvous_token = token;
+        if (mode == 0) {  // the sender must leave its buffer alone until completion
+            m.rendezvous_token = token;
+            m.src = p;
+        } else {
+            m.bytes.assign(p, p + m.size);
+        }
         w->sends_[Key{r->rank, peer, tag}].push_back(std::move(m));
         if (mode == 1) collx_xfer_complete(token, 0);  // eager, completes inside isend
         if (mode == 2) w->deferred_.emplace_back(token, 0);  // eager, completes later

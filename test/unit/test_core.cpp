@@ -250,7 +250,8 @@ const Shape shapes[] = {{8, 1, 1}, {24, 2, 3}, {64, 8, 8}, {1 << 20, 4, 4}};
 const std::pair<int, int> trees[] = {{COLLX_TREE_BINOMIAL, 2}, {COLLX_TREE_IN_ORDER_BINOMIAL, 2},
                                      {COLLX_TREE_BINARY, 2},   {COLLX_TREE_KNOMIAL, 3},
                                      {COLLX_TREE_CHAIN, 2},    {COLLX_TREE_PIPELINE, 1},
-                                     {COLLX_TREE_LINEAR, 1},   {COLLX_TREE_TOPO, 2}};
+                                     {COLLX_TREE_LINEAR, 1},   {COLLX_TREE_TOPO, 2},
+                                     {COLLX_TREE_RING, 1}};
 // node map for the topology-aware tree in executor tests: 3 nodes, round-robin
 const int sim_nodes[16] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0};
 

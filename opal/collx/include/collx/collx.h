@@ -70,6 +70,9 @@ typedef enum collx_tree_kind {
     COLLX_TREE_PIPELINE, /* one chain: linear pipelining (LP) */
     COLLX_TREE_LINEAR,
     COLLX_TREE_TOPO,     /* node leaders first, then within each node */
+    COLLX_TREE_RING,     /* allreduce: reduce-scatter + allgather around the
+                          * ranks (commutative ops); bcast, reduce and
+                          * non-commutative allreduce: the pipeline chain */
     COLLX_TREE_COUNT
 } collx_tree_kind_t;
 
@@ -131,8 +134,9 @@ enum {
     COLLX_LP_BETA_PS_DEFAULT = 8000      /* adaptx lp_beta_ps_per_byte     */
 };
 /* A collx tree's segment when none is set: for the pipeline and chain
- * trees the LP optimum (collx_lp_segment_bytes) over the longest chain
- * (P ranks for pipeline; 1 + ceil((P-1)/fanout) for chain), alpha and beta
+ * trees (and the ring's bcast and reduce, a pipeline chain) the LP optimum
+ * (collx_lp_segment_bytes) over the longest chain (P ranks for pipeline;
+ * 1 + ceil((P-1)/fanout) for chain), alpha and beta
  * in seconds; otherwise 64 KiB for bcast and 32 KiB for the reductions. */
 size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P, int fanout,
                                 double alpha, double beta);
