@@ -231,6 +231,27 @@ root_rail() (  # bcast/reduce from roots that do not lead their node: on the roo
 )
 step "bcast and reduce from roots that do not lead their node run on the root's rail (2x2, blocking and not); coll_hanx_root_rail 0 turns it off" \
     root_rail
+ring_default() (  # the built-in large allreduce: one collx ring over all ranks from 4 nodes of 2, the levels on 2 x 2
+    local out ok=0 small
+    unset OMPI_MCA_coll_hanx_tuning_file
+    out=$(logged local_run 300 8 $HANX 2 --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    # every big call (300007 elements of 4 bytes or more: >= 512 KiB) on the ring, no smaller one
+    [ "$(echo "$out" | grep -Ec "coll:hanx: i?allreduce count 300007 on .*: one collx ring tree over all ranks$")" -gt 0 ] ||
+        { echo "no big allreduce on the ring"; ok=1; }
+    small=$(echo "$out" | grep -E "coll:hanx: i?allreduce count [0-9]+ on .*: one collx ring tree" | grep -vc "count 300007 ")
+    [ "$small" = 0 ] || { echo "$small small allreduces on the ring"; ok=1; }
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --big --colls "allreduce" --seed 37)
+    echo "$out" | grep -q " 0 failed" || return 1
+    echo "$out" | grep -q "ring tree" && { echo "2 x 2 took the ring"; ok=1; }
+    echo "$out" | grep -Eq "coll:hanx: allreduce count 300007 on [^:]*$" || { echo "2 x 2: no big allreduce on the levels"; ok=1; }
+    return $ok
+)
+step "built-in large allreduce: one collx ring over all ranks on 4 nodes x 2 (blocking and not), the levels on 2 x 2" \
+    ring_default
 model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and what it chose runs
     local out ok=0 a
     unset OMPI_MCA_coll_hanx_tuning_file

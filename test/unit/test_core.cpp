@@ -1058,6 +1058,26 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 262144), 32768);
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 1 << 20), 32768);
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLGATHER, 1 << 20), 0);
+    // the ring's allreduce segment is the reductions' default; its bcast and
+    // reduce are the pipeline chain's
+    ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_ALLREDUCE, COLLX_TREE_RING, 8 << 20, 17,
+                                               4, a, b), 32768);
+    ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_BCAST, COLLX_TREE_RING, 8 << 20, 17, 4,
+                                               a, b),
+                      collx_lp_segment_bytes(8 << 20, 17, a, b));
+    // hanx's built-in large allreduce on the ring: from 512 KiB, ranks in
+    // blocks, the ring's bytes per node link at most 1.2x the leaders'
+    // ((P-1)/P against (N-1)/N)
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 4, 8, 1), 1);     // 4x2: 1.17
+    ck_assert_int_eq(collx_ring_allreduce_default(524288, 4, 8, 1), 1);
+    ck_assert_int_eq(collx_ring_allreduce_default(524287, 4, 8, 1), 0);
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 4, 8, 0), 0);     // round-robin
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 2, 4, 1), 0);     // 2x2: 1.5
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 3, 6, 1), 0);     // 3x2: 1.25
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 8, 64, 1), 1);    // 8x8: 1.125
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 4, 32, 1), 0);    // 4x8: 1.29
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 4, 4, 1), 0);     // one rank per node
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 1, 4, 1), 0);     // one node
 }
 END_TEST
 

@@ -142,6 +142,7 @@ typedef struct mca_coll_hanx_module_t {
     int *node_size;    /* ranks on each node */
     int *node_first;   /* position of each node's first rank in node order */
     int *rank_at;      /* rank of comm at each position of node order */
+    int size;          /* ranks of comm */
     int nnodes;
     int my_node;
     int max_node_size;

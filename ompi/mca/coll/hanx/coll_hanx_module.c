@@ -283,6 +283,7 @@ static int fill_tables(mca_coll_hanx_module_t *m, const int *all, int size)
             return OMPI_ERR_BAD_PARAM;
         }
     /* nodes, numbered by their leader's rank (= order in the top level) */
+    m->size = size;
     m->nnodes = 0;
     for (int r = 0; r < size; ++r)
         if (m->leader[L - 2][r] == r) index[r] = m->nnodes++;

@@ -180,6 +180,10 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
         !collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule)) {
         if (model) model_choice(m, coll, bytes, out);
+        else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0 &&
+                 COLLX_COLL_ALLREDUCE == coll &&
+                 collx_ring_allreduce_default(bytes, m->nnodes, m->size, m->blocks))
+            out->flat_tree = COLLX_TREE_RING;
         return;
     }
     if (rule.algorithm) {  /* the rule's algorithm decides, flat or not */
