@@ -244,13 +244,16 @@ ring_default() (  # the built-in large allreduce: one collx ring over all ranks 
     small=$(echo "$out" | grep -E "coll:hanx: i?allreduce count [0-9]+ on .*: one collx ring tree" | grep -vc "count 300007 ")
     [ "$small" = 0 ] || { echo "$small small allreduces on the ring"; ok=1; }
     out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 \
-          "$CHECKER" --quick --big --colls "allreduce" --seed 37)
+          "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -q "ring tree" && { echo "2 x 2 took the ring"; ok=1; }
+    # a non-blocking one's leaders' allreduce of 64 KiB or more: the collx ring, not libnbc's in-place binomial
+    echo "$out" | grep -q "coll:hanx: iallreduce on MPI_COMM_WORLD: the leaders' allreduce on the collx ring" ||
+        { echo "no iallreduce with the leaders' allreduce on the ring"; ok=1; }
     echo "$out" | grep -Eq "coll:hanx: allreduce count 300007 on [^:]*$" || { echo "2 x 2: no big allreduce on the levels"; ok=1; }
     return $ok
 )
-step "built-in large allreduce: one collx ring over all ranks on 4 nodes x 2 (blocking and not), the levels on 2 x 2" \
+step "built-in large allreduce: one collx ring over all ranks on 4 nodes x 2 (blocking and not), the levels on 2 x 2 (non-blocking: their leaders on the ring)" \
     ring_default
 model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and what it chose runs
     local out ok=0 a

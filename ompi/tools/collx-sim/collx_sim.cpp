@@ -34,7 +34,7 @@ const char *usage_text =
     "       collx-sim fit SAMPLES.json|.csv [--params BASE.json] [--out PARAMS.json]\n"
     "                 [--o-share X]\n"
     "       collx-sim --print-params [--params FILE.json]\n"
-    "ALGO: binomial in_order_binomial binary knomial chain pipeline linear topo hanx\n"
+    "ALGO: binomial in_order_binomial binary knomial chain pipeline linear topo ring hanx\n"
     "      hanx:LOW:UP (trees within nodes / across leaders, e.g. hanx:binomial:pipeline)\n"
     "      hanx-sched, hanx-sched:LOW:UP (hanx on its schedules, not lock-step)\n"
     "      hanx-split[-sched][:LOW:UP] (allreduce as split rails; UP on the rails)\n"

@@ -50,7 +50,7 @@ static int adaptx_register(void)
 {
     mca_coll_adaptx_component_t *c = &mca_coll_adaptx_component;
     const mca_base_component_t *v = &c->super.collm_version;
-    char name[64], help[512];
+    char name[64], help[768];
 
     collx_glue_register_int(v, "priority",
                             "Priority of coll/adaptx (negative: never selected; 0: loaded but "
@@ -67,7 +67,8 @@ static int adaptx_register(void)
                  "Tree of MPI_%s and its non-blocking form: binomial, in_order_binomial, "
                  "binary, knomial (radix = fanout), chain (fanout chains), pipeline (one "
                  "chain: linear pipelining), linear, topo (node leaders first, then within "
-                 "each node).%s",
+                 "each node), ring (allreduce: reduce-scatter + allgather around the ranks; "
+                 "otherwise the pipeline chain).%s",
                  n, k == ADAPTX_BCAST ? ""
                                       : " A non-commutative op uses the order-preserving "
                                         "variant of the same shape (binomial for topo).");

@@ -160,6 +160,11 @@ typedef struct mca_coll_hanx_module_t {
     volatile int nb_unposted;
 } mca_coll_hanx_module_t;
 
+/* A non-blocking allreduce whose stages carry at least this many bytes runs
+ * its leaders' (and rails') allreduce on the collx ring where the module
+ * would (mca_coll_hanx_iallreduce). */
+#define HANX_NB_RING_MIN_BYTES 65536
+
 /* m's level tables as the core's (collx_hier_t) over `size` ranks. */
 static inline collx_hier_t mca_coll_hanx_hier(const mca_coll_hanx_module_t *m, int size)
 {
