@@ -384,8 +384,13 @@ START_TEST(flat_trees_become_rules) {
     const int lp = flat_tree("pipeline"), topo = flat_tree("Topo");
     ck_assert_int_ge(lp, 0);
     ck_assert_int_ge(topo, 0);
-    ck_assert_int_eq(flat_tree("ring"), -1);
-    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Levels{}}, {lp, topo});
+    ck_assert_int_eq(flat_tree("torus"), -1);
+    // the ring is measured for allreduce only (its bcast and reduce are the LP chain)
+    const int ring = flat_tree("ring");
+    ck_assert_int_ge(ring, 0);
+    ck_assert_uint_eq(configs_for(Coll::Allreduce, 100000, {}, {}, {lp, ring}, false).size(), 3);
+    ck_assert_uint_eq(configs_for(Coll::Reduce, 100000, {}, {}, {lp, ring}, false).size(), 2);
+    auto v = configs_for(Coll::Bcast, 100000, {65536}, {Levels{}}, {lp, topo, ring});
     ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, flat:topo, hier, hier/64K
     ck_assert(v[1].label() == "flat:pipeline" && v[2].label() == "flat:topo");
     ck_assert(v[1].at(10) == v[1]);  // a flat tree has no segments to fold
@@ -571,7 +576,7 @@ START_TEST(level_trees_become_rules) {
     ck_assert(up_lp.has_tree() && !up_adaptx.has_tree() && !(up_lp == Levels{}) && !(up_lp == low_chain));
     ck_assert_int_eq(level_tree("module"), -1);
     ck_assert_int_eq(level_tree("PIPELINE"), lp);
-    ck_assert_int_eq(level_tree("ring"), -2);
+    ck_assert_int_eq(level_tree("torus"), -2);
     ck_assert(level_algorithm(-1) == "module" && level_algorithm(lp) == "pipeline");
     auto v = configs_for(Coll::Bcast, 100000, {65536}, {Levels{}, up_lp, low_chain});
     ck_assert_uint_eq(v.size(), 7);  // previous, hier, hier/64K, and both for each tree
@@ -631,7 +636,7 @@ START_TEST(level_trees_become_rules) {
     ck_assert(*config_of(h) == (Config{false, 0, low_chain}));
     h.collective = "allgather";
     ck_assert(*config_of(h) == Config{});
-    h.up_algorithm = "ring";
+    h.up_algorithm = "torus";
     ck_assert(!config_of(h).has_value());
 
     // the model file: version 7, the trees by name in the choices and the curves
@@ -649,7 +654,7 @@ START_TEST(level_trees_become_rules) {
             }
     ck_assert(b.rules().to_string() == r.to_string());
     auto bad = nlohmann::json::parse(j.dump());
-    bad["submodules"][1]["up_algorithm"] = "ring";
+    bad["submodules"][1]["up_algorithm"] = "torus";
     ck_assert(throws([&] { Model::from_json(bad); }));
 
     // a model of version 6 (no level algorithms) reads: the modules on every level
