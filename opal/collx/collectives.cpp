@@ -57,6 +57,7 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes) {
 
 int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks) {
     if (bytes < COLLX_RING_MIN_BYTES || !blocks || nnodes < 2 || size <= nnodes) return 0;
+    if (bytes / static_cast<size_t>(size) < COLLX_RING_MIN_CHUNK) return 0;
     const double ring = static_cast<double>(size - 1) / size;
     const double leaders = static_cast<double>(nnodes - 1) / nnodes;
     return ring <= COLLX_RING_MAX_VOLUME * leaders;

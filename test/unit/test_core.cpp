@@ -1074,8 +1074,11 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 4, 8, 0), 0);     // round-robin
     ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 2, 4, 1), 0);     // 2x2: 1.5
     ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 3, 6, 1), 0);     // 3x2: 1.25
-    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 8, 64, 1), 1);    // 8x8: 1.125
-    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 4, 32, 1), 0);    // 4x8: 1.29
+    ck_assert_int_eq(collx_ring_allreduce_default(2 << 20, 8, 64, 1), 1);    // 8x8: 1.125
+    ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 8, 64, 1), 0);    // chunks of 16 KiB
+    ck_assert_int_eq(collx_ring_allreduce_default(32 << 20, 32, 1024, 1), 1);  // 32x32: 1.03
+    ck_assert_int_eq(collx_ring_allreduce_default(16 << 20, 32, 1024, 1), 0);
+    ck_assert_int_eq(collx_ring_allreduce_default(8 << 20, 4, 32, 1), 0);    // 4x8: 1.29
     ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 4, 4, 1), 0);     // one rank per node
     ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 1, 4, 1), 0);     // one node
 }

@@ -147,12 +147,16 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
 /* hanx's built-in choice of an allreduce without a tuning file's rule: 1
  * for one collx ring over all `size` ranks (COLLX_TREE_RING), 0 for its
  * levels.  The ring from COLLX_RING_MIN_BYTES where the ranks are in
- * blocks by node and the ring crosses each node boundary with at most
- * COLLX_RING_MAX_VOLUME times the bytes of the leaders' ring: per node
- * link 2(P-1)/P of the message against 2(N-1)/N (so on 2 x 2 it stays
- * on the levels, 1.5x; from 4 x 2 on, 1.17x, it takes the ring, which
- * spreads the reductions over every rank and pipelines every segment). */
+ * blocks by node, each rank's chunk is at least COLLX_RING_MIN_CHUNK
+ * bytes (the ring's 2(P-1) steps cost latencies: on many ranks it needs a
+ * message that large) and the ring crosses each node boundary with at
+ * most COLLX_RING_MAX_VOLUME times the bytes of the leaders' ring: per
+ * node link 2(P-1)/P of the message against 2(N-1)/N (so on 2 x 2 it
+ * stays on the levels, 1.5x; from 4 x 2 on, 1.17x, it takes the ring,
+ * which spreads the reductions over every rank and pipelines every
+ * segment). */
 #define COLLX_RING_MIN_BYTES 524288
+#define COLLX_RING_MIN_CHUNK 32768
 #define COLLX_RING_MAX_VOLUME 1.2
 int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks);
 
