@@ -11,6 +11,9 @@
 #   hanx:FILE             hanx with the tuning file FILE (collx-tune output),
 #                         labelled hanx:BASENAME
 #   LABEL=K=V[,K=V...]    anything else: mpirun --mca K V ... under LABEL
+#                         (only what it names: with coll_hanx_* settings, add
+#                         coll_hanx_priority=100, else hanx does not run; a
+#                         warning says so)
 labels=()
 flags=()
 parse_contenders() {
@@ -32,6 +35,14 @@ parse_contenders() {
         *=*) l=${c%%=*} kv=${c#*=} fl=""
             IFS=, read -ra pairs <<< "$kv"
             for p in "${pairs[@]}"; do fl="$fl --mca ${p%%=*} $(printf %q "${p#*=}")"; done
+            # (a component's settings without its priority: it does not run)
+            for t in hanx adaptx han adapt; do
+                case "$fl" in
+                *" --mca coll_${t}_"*) case "$fl" in *" --mca coll_${t}_priority "*) ;;
+                    *) echo "contenders: $l sets coll_${t}_* but not coll_${t}_priority: coll/$t is not selected by it" >&2 ;;
+                    esac ;;
+                esac
+            done
             labels+=("$l"); flags+=("$fl") ;;
         *) echo "contenders: unknown contender $c (default, tuned, han, adapt, hanx, adaptx, adaptx:TREE, hanx:FILE, LABEL=K=V,...)" >&2
             return 2 ;;
