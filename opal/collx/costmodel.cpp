@@ -68,7 +68,7 @@ extern "C" {
 
 const char *collx_model_algorithm_name(int a) {
     static const char *const names[COLLX_MODEL_COUNT] = {"previous", "hierarchical", "split",
-                                                         "flat:pipeline"};
+                                                         "flat:pipeline", "flat:ring"};
     return a >= 0 && a < COLLX_MODEL_COUNT ? names[a] : nullptr;
 }
 
@@ -86,8 +86,10 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
                                                                                    : hier_segment);
     const double k = segments(bytes, hier_segment);
     // the flat LP chain over all ranks in node order: N - 1 of its hops
-    // cross a node boundary, each carrying the message once; a step goes
-    // at the pace of the slowest kind of hop; the segment is the one hanx's flat
+    // cross a node boundary, each carrying the message once per pass; a
+    // step goes at the pace of the slowest kind of hop; the passes of an
+    // allreduce (reduce one way, bcast the other, segments of both in
+    // flight) share each node's link; the segment is the one hanx's flat
     // tree takes (collx_tree_segment_bytes with the LP defaults)
     const auto chain = [&](int passes, double gamma) {
         const double seg = static_cast<double>(std::max<size_t>(
@@ -95,7 +97,7 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
                                         COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
                                         COLLX_LP_BETA_PS_DEFAULT * 1e-12)));
         const double kk = std::ceil(m / seg), x = std::min(seg, m);
-        const double hop = std::max(N > 1 ? out.step(x) : 0.0, S > 1 ? in.step(x) : 0.0);
+        const double hop = std::max(N > 1 ? out.step(x, passes) : 0.0, S > 1 ? in.step(x) : 0.0);
         return (passes * (P - 1) + kk - 1) * (hop + gamma * x);
     };
     switch (coll) {
@@ -122,6 +124,18 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
             us[COLLX_MODEL_SPLIT] = pipeline(sp, 3, k);
         }
         if (P > 2) us[COLLX_MODEL_FLAT_PIPELINE] = chain(2, g);
+        if (P > 1) {
+            // the ring over all ranks in node order: 2(P-1) steps move every
+            // chunk of m/P once each, in segments of the tree's size; one hop
+            // of each node crosses its link, so the link carries all of them
+            // one after the other; every rank folds P-1 chunks
+            const double c = m / P;
+            const double seg = static_cast<double>(std::max<size_t>(
+                1, collx_tree_segment_bytes(coll, COLLX_TREE_RING, bytes, P, 4, 0, 0)));
+            const double x = std::min(seg, c), kk = c > 0 ? std::ceil(c / x) : 0;
+            const double hop = std::max(N > 1 ? out.step(x) : 0.0, S > 1 ? in.step(x) : 0.0);
+            us[COLLX_MODEL_FLAT_RING] = 2.0 * (P - 1) * kk * hop + (P - 1) * g * c;
+        }
         break;
     }
     case COLLX_COLL_ALLGATHER:  // bytes: one rank's block

@@ -271,6 +271,8 @@ model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and 
     done
     [ "$(count "coll:hanx: model: .*: flat:pipeline$")" = "$(count "one collx pipeline tree over all ranks")" ] ||
         { echo "flat choices and flat runs differ"; ok=1; }
+    [ "$(count "coll:hanx: model: .*: flat:ring$")" = "$(count "one collx ring tree over all ranks")" ] ||
+        { echo "ring choices and ring runs differ"; ok=1; }
     [ "$(count "coll:hanx: model: .*: previous$")" = "$(count "previous module \(tuning\)")" ] ||
         { echo "previous choices and previous runs differ"; ok=1; }
     [ "$(count "coll:hanx: model: .*: split$")" = "$(count "split rails$|split rails cannot run")" ] ||

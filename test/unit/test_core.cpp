@@ -996,6 +996,25 @@ START_TEST(cost_model_predicts_and_chooses) {
     // at 1 Gbit/s the rails share the node's link: split no better there
     collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, COLLX_MODEL_HIER, &slow, us);
     ck_assert(us[COLLX_MODEL_SPLIT] > 0.95 * us[COLLX_MODEL_HIER]);
+    // the ring over all ranks: 2(P-1) steps of every 32 KiB segment of a
+    // chunk (m/P) through the node's link, and P-1 chunks folded; on 2x2 at
+    // 1 Gbit/s it moves 1.5x the leaders' bytes and loses to the levels
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLREDUCE, 2, 2, 1, 8 << 20, 32768,
+                                        COLLX_MODEL_HIER, &slow, us),
+                     COLLX_MODEL_HIER);
+    ck_assert_double_eq_tol(us[COLLX_MODEL_FLAT_RING],
+                            6 * 64 * (7 + 8e-3 * 32768) + 3 * 2.5e-4 * (2 << 20), 1e-6);
+    ck_assert(us[COLLX_MODEL_FLAT_RING] > 1.4 * us[COLLX_MODEL_HIER]);
+    // on 4x2 with unlimited links it beats the levels (tuned's ring, one
+    // latency per chunk rather than per segment, more); where it is the
+    // baseline (hanx's built-in choice there) it stays at 1 Gbit/s
+    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, COLLX_MODEL_HIER, &fast, us);
+    ck_assert(us[COLLX_MODEL_FLAT_RING] < 0.8 * us[COLLX_MODEL_HIER]);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768,
+                                        COLLX_MODEL_FLAT_RING, &slow, us),
+                     COLLX_MODEL_FLAT_RING);
+    collx_model_choose(COLLX_COLL_BCAST, 4, 2, 1, 8 << 20, 262144, COLLX_MODEL_HIER, &fast, us);
+    ck_assert(us[COLLX_MODEL_FLAT_RING] < 0);  // (allreduce only)
     // a larger message never costs less
     for (int a = 0; a < COLLX_MODEL_COUNT; ++a) {
         double prev = -1;

@@ -144,19 +144,25 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
                                                                  p[2] * 1e-3, p[3] * 1e-6,
                                                                  p[4] * 1e-6};
     double us[COLLX_MODEL_COUNT];
-    const int builtin = out->algorithm && !strcmp(out->algorithm, "previous")
-                            ? COLLX_MODEL_PREVIOUS : COLLX_MODEL_HIER;
+    const int builtin =
+        out->algorithm && !strcmp(out->algorithm, "previous") ? COLLX_MODEL_PREVIOUS
+        : COLLX_COLL_ALLREDUCE == coll &&
+                collx_ring_allreduce_default(bytes, m->nnodes, m->size, m->blocks)
+            ? COLLX_MODEL_FLAT_RING
+            : COLLX_MODEL_HIER;
     const int a = collx_model_choose(coll, m->nnodes, m->max_node_size, m->split_parts > 0, bytes,
                                      out->segment_bytes, builtin, &mach, us);
     if (a < 0) return;
     if (COLLX_MODEL_FLAT_PIPELINE == a) out->flat_tree = COLLX_TREE_PIPELINE;
+    else if (COLLX_MODEL_FLAT_RING == a) out->flat_tree = COLLX_TREE_RING;
     else out->algorithm = collx_model_algorithm_name(a);
     HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d, segments of %zu "
-                 "bytes: previous %.1f, hierarchical %.1f, split %.1f, flat:pipeline %.1f us "
-                 "(-1: none); built-in %s: %s",
+                 "bytes: previous %.1f, hierarchical %.1f, split %.1f, flat:pipeline %.1f, "
+                 "flat:ring %.1f us (-1: none); built-in %s: %s",
              collx_coll_name(coll), bytes, m->nnodes, m->max_node_size, out->segment_bytes,
              us[COLLX_MODEL_PREVIOUS],
              us[COLLX_MODEL_HIER], us[COLLX_MODEL_SPLIT], us[COLLX_MODEL_FLAT_PIPELINE],
+             us[COLLX_MODEL_FLAT_RING],
              collx_model_algorithm_name(builtin), collx_model_algorithm_name(a));
 }
 

@@ -174,12 +174,13 @@ enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorit
        COLLX_MODEL_HIER,     /* hanx's levels, pipelined in its segments */
        COLLX_MODEL_SPLIT,    /* allreduce as split rails */
        COLLX_MODEL_FLAT_PIPELINE, /* one LP chain over all ranks */
+       COLLX_MODEL_FLAT_RING,     /* allreduce: one ring over all ranks */
        COLLX_MODEL_COUNT };
 /* Another algorithm replaces the baseline (the caller's measured built-in
  * choice) only when predicted at most this fraction of its time. */
 #define COLLX_MODEL_MARGIN 0.8
-/* "previous", "hierarchical", "split", "flat:pipeline" (a tuning file's
- * algorithm words); NULL when out of range. */
+/* "previous", "hierarchical", "split", "flat:pipeline", "flat:ring" (a
+ * tuning file's algorithm words); NULL when out of range. */
 const char *collx_model_algorithm_name(int algorithm);
 /* The predicted time of every algorithm for `coll` (bcast, reduce,
  * allreduce: `bytes` the message; allgather, alltoall: one rank's block;
