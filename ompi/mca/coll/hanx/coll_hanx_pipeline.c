@@ -819,8 +819,9 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
      * the ring's bytes (an iallreduce of 128 KiB on 4 x 2 at 1 Gbit/s took
      * 2.3x tuned's allreduce): where the module would run it and a stage
      * carries 64 KiB or more, the collx ring runs it instead. */
-    const size_t bytes = mca_coll_hanx_bytes(dtype, (size_t)count);
-    const size_t stage = ch.segment_bytes && ch.segment_bytes < bytes ? ch.segment_bytes : bytes;
+    const size_t stage = mca_coll_hanx_bytes(
+        dtype, segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
+                             (size_t)count));
     if (ch.up_tree < 0 && stage >= HANX_NB_RING_MIN_BYTES) {
         ch.up_tree = COLLX_TREE_RING;
         HANX_LOG(10, "coll:hanx: iallreduce on %s: the leaders' allreduce on the collx ring",
