@@ -85,6 +85,11 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
     const double s = static_cast<double>(hier_segment == 0 || hier_segment > bytes ? bytes
                                                                                    : hier_segment);
     const double k = segments(bytes, hier_segment);
+    // a step of a flat tree over all ranks in node order moving x bytes:
+    // at the pace of its slower kind of hop, `share` flows on a node's link
+    const auto flat_hop = [&](double x, double share) {
+        return std::max(N > 1 ? out.step(x, share) : 0.0, S > 1 ? in.step(x) : 0.0);
+    };
     // the flat LP chain over all ranks in node order: N - 1 of its hops
     // cross a node boundary, each carrying the message once per pass; a
     // step goes at the pace of the slowest kind of hop; the passes of an
@@ -97,8 +102,7 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
                                         COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
                                         COLLX_LP_BETA_PS_DEFAULT * 1e-12)));
         const double kk = std::ceil(m / seg), x = std::min(seg, m);
-        const double hop = std::max(N > 1 ? out.step(x, passes) : 0.0, S > 1 ? in.step(x) : 0.0);
-        return (passes * (P - 1) + kk - 1) * (hop + gamma * x);
+        return (passes * (P - 1) + kk - 1) * (flat_hop(x, passes) + gamma * x);
     };
     switch (coll) {
     case COLLX_COLL_BCAST:
@@ -133,8 +137,7 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
             const double seg = static_cast<double>(std::max<size_t>(
                 1, collx_tree_segment_bytes(coll, COLLX_TREE_RING, bytes, P, 4, 0, 0)));
             const double x = std::min(seg, c), kk = c > 0 ? std::ceil(c / x) : 0;
-            const double hop = std::max(N > 1 ? out.step(x) : 0.0, S > 1 ? in.step(x) : 0.0);
-            us[COLLX_MODEL_FLAT_RING] = 2.0 * (P - 1) * kk * hop + (P - 1) * g * c;
+            us[COLLX_MODEL_FLAT_RING] = 2.0 * (P - 1) * kk * flat_hop(x, 1) + (P - 1) * g * c;
         }
         break;
     }
