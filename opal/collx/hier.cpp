@@ -65,16 +65,11 @@ struct Builder {
     }
     // Rank of the root in its rail (the ranks at its place, in rank order;
     // every node has one: nodes of one size): one pass over the ranks
-    // below the root.
+    // below the root (O(1) each with a place table, as hanx and the
+    // simulator give).
     int rail_rank_of_root(int place) const {
         int n = 0;
-        if (h.place != nullptr || L() == 2) {
-            for (int q = 0; q < root; ++q) n += collx_hier_place(&h, q) == place;
-            return n;
-        }
-        const int *node_leader = h.leader[L() - 2];
-        std::vector<int> seen(static_cast<std::size_t>(root), 0);  // per node: its ranks so far
-        for (int q = 0; q < root; ++q) n += seen[node_leader[q]]++ == place;
+        for (int q = 0; q < root; ++q) n += collx_hier_place(&h, q) == place;
         return n;
     }
     // From a root at place p > 0: the root's rail, then every node from
