@@ -30,6 +30,17 @@ step "hanx with collx trees on its levels (LP chain across the leaders), blockin
 step "upstream han bug regressions (ompi #8248 ... #13398), 4x2 and round-robin" \
     eval 'nodes -n 4 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 "$REGRESS" &&
           nodes -n 4 -m 2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100 "$REGRESS"' 
+ring_nodes() (  # the one flag's large allreduce across real (emulated) nodes: the collx ring
+    local out
+    out=$(nodes -n 4 -m 2 --timeout 600 -- --mca coll_hanx_priority 100 --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --big --colls allreduce,iallreduce --seed 43 2>&1)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    echo "$out" | grep -Eq "coll:hanx: allreduce count 300007 on MPI_COMM_WORLD: one collx ring tree over all ranks" &&
+        echo "$out" | grep -Eq "coll:hanx: iallreduce count 300007 on MPI_COMM_WORLD: one collx ring tree over all ranks" ||
+        { echo "no big allreduce on the ring"; return 1; }
+)
+step "hanx's built-in large allreduce (blocking and not) on the collx ring, 4x2, big counts" ring_nodes
 leftovers() { ! ip netns list | grep -q "^cx${COLLX_CLUSTER_TAG}p"; }
 step "no namespaces left behind" leftovers
 
