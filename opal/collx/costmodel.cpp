@@ -72,6 +72,20 @@ const char *collx_model_algorithm_name(int a) {
     return a >= 0 && a < COLLX_MODEL_COUNT ? names[a] : nullptr;
 }
 
+int collx_model_bandwidth_bound(int coll, const collx_machine_t *mach, size_t bytes, int size) {
+    if (mach == nullptr || size < 1) return 0;
+    double data = static_cast<double>(bytes);
+    switch (coll) {
+    case COLLX_COLL_BCAST:
+    case COLLX_COLL_REDUCE:
+    case COLLX_COLL_ALLREDUCE: break;
+    case COLLX_COLL_ALLGATHER:
+    case COLLX_COLL_ALLTOALL: data *= size; break;
+    default: return 0;
+    }
+    return data * mach->inter_beta_us >= COLLX_MODEL_BW_LATENCIES * mach->inter_alpha_us;
+}
+
 int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t bytes,
                        size_t hier_segment, int baseline, const collx_machine_t *mach,
                        double us[COLLX_MODEL_COUNT]) {

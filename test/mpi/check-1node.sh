@@ -234,7 +234,8 @@ step "bcast and reduce from roots that do not lead their node run on the root's 
 ring_default() (  # the built-in large allreduce: one collx ring over all ranks from 4 nodes of 2, the levels on 2 x 2
     local out ok=0 small
     unset OMPI_MCA_coll_hanx_tuning_file
-    out=$(logged local_run 300 8 $HANX 2 --mca coll_hanx_verbose 10 \
+    # (the built-in rule itself: no measured model refining it)
+    out=$(logged local_run 300 8 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_model_measure 0 \
           "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
@@ -243,7 +244,7 @@ ring_default() (  # the built-in large allreduce: one collx ring over all ranks 
         { echo "no big allreduce on the ring"; ok=1; }
     small=$(echo "$out" | grep -E "coll:hanx: i?allreduce count [0-9]+ on .*: one collx ring tree" | grep -vc "count 300007 ")
     [ "$small" = 0 ] || { echo "$small small allreduces on the ring"; ok=1; }
-    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 \
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_model_measure 0 \
           "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -q "ring tree" && { echo "2 x 2 took the ring"; ok=1; }
@@ -261,7 +262,7 @@ model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and 
     # slow links (1 Gbit/s between nodes, 2.5 GB/s within) so that every
     # choice comes up among the checker's sizes
     out=$(logged local_run 300 6 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 4 \
-          --mca coll_hanx_model_inter_beta_ps_per_byte 8000 --mca coll_hanx_model_intra_beta_ps_per_byte 4000 \
+          --mca coll_hanx_model_measure 0 --mca coll_hanx_model_inter_beta_ps_per_byte 8000 --mca coll_hanx_model_intra_beta_ps_per_byte 4000 \
           "$CHECKER" --quick --big --max-count 300000 --colls "bcast,allreduce,iallreduce,alltoall" --seed 34)
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
@@ -298,6 +299,48 @@ model_measure() (  # coll_hanx_model_measure 1: the machine measured per communi
 )
 step "coll_hanx_model_measure 1: the cost model's machine measured on each communicator, one result on every rank" \
     model_measure
+model_one_flag() (  # the one flag: the measured model refines the built-in choice for bandwidth-bound calls, reductions aside
+    local out ok=0 machine c
+    unset OMPI_MCA_coll_hanx_tuning_file
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --big --colls "bcast,reduce,allreduce,allgather,ibcast,iallreduce" --seed 38)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    # measured by default, once: the communicators after the first take that result
+    machine=$(echo "$out" | grep "coll:hanx: MPI_COMM_WORLD: machine \(measured\|as measured before\): " |
+              sed 's/^\[[^]]*\] //; s/.*: machine [a-z ]*: //' | sort -u)
+    [ "$(echo "$machine" | grep -c .)" = 1 ] || { echo "MPI_COMM_WORLD's ranks hold different machines:"; echo "$machine"; ok=1; }
+    [ "$(echo "$out" | grep -c "machine as measured before")" -gt 0 ] ||
+        { echo "no communicator took the measured machine of an earlier one"; ok=1; }
+    # every call the model decided carries data of at least 16 latencies of the link between nodes
+    # (allgather: one rank's block times the ranks); the printed values are rounded: 1% slack
+    local bad
+    bad=$( { echo "$machine"; echo "$out" | grep "coll:hanx: model: "; } | awk '
+        NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "nodes") { a = $(i + 1); b = $(i + 4) / 1000 } next }
+        { for (i = 1; i <= NF; ++i) {
+              if ($i == "model:") c = $(i + 1)
+              if ($i == "of" && $(i + 2) == "bytes") n = $(i + 1)
+              if ($i == "up" && $(i + 1) == "to") p = $(i - 3) * ($(i + 2) + 0) }
+          d = n * (c ~ /allgather|alltoall/ ? p : 1)
+          if (d * b < 0.99 * 16 * a) print }' | head -3)
+    [ -z "$bad" ] || { echo "the model decided latency-bound calls:"; echo "$bad"; ok=1; }
+    [ "$(echo "$out" | grep -c "coll:hanx: model: ")" -gt 0 ] || { echo "the model decided no big call"; ok=1; }
+    # never a reduction: a measured choice may change from run to run, and with it the bits
+    echo "$out" | grep -Eq "coll:hanx: model: (reduce|allreduce) " && { echo "the model decided a reduction"; ok=1; }
+    # what it chose ran: its LP chains and previous-module calls are the only ones here
+    for c in "flat:pipeline$|one collx pipeline tree over all ranks" "previous$|previous module \(tuning\)"; do
+        [ "$(echo "$out" | grep -Ec "coll:hanx: model: .*: ${c%%|*}")" = "$(echo "$out" | grep -Ec "${c#*|}")" ] ||
+            { echo "the model's choices and the runs differ: $c"; ok=1; }
+    done
+    # coll_hanx_model_measure 0: the built-in rules alone
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_model_measure 0 \
+          "$CHECKER" --quick --big --colls "bcast,allreduce" --seed 38)
+    echo "$out" | grep -q " 0 failed" || return 1
+    echo "$out" | grep -q "coll:hanx: model: \|machine measured" && { echo "coll_hanx_model_measure 0 not followed"; ok=1; }
+    return $ok
+)
+step "the one flag: the machine measured once, the model deciding only bandwidth-bound calls that do not reduce, and what it chose runs" \
+    model_one_flag
 model_rules() (  # default_algorithm 4 with a tuning file: a rule's algorithm wins, a rule's segment feeds the model
     local out ok=0 f
     f=$(mktemp /tmp/collx-model-rules.XXXXXX.json)
@@ -399,7 +442,7 @@ step "a bad tuning file is reported with file and line, then defaults" tuning_ba
 builtin_defaults() {  # no tuning file: large alltoall blocks go to the previous module
     local out
     out=$(OMPI_MCA_coll_hanx_tuning_file= local_run 120 4 $HANX 2 --mca coll_hanx_verbose 10 \
-          "$CHECKER" --quick --colls alltoall,allgather --seed 4 2>&1)
+          --mca coll_hanx_model_measure 0 "$CHECKER" --quick --colls alltoall,allgather --seed 4 2>&1)
     echo "$out" | tail -1
     echo "$out" | grep -q " 0 failed" &&
     echo "$out" | grep -q "alltoall of 508 bytes on .*: previous module (tuning)" &&

@@ -1036,6 +1036,30 @@ START_TEST(cost_model_predicts_and_chooses) {
 }
 END_TEST
 
+// When the one flag follows the model: calls whose data take many of the
+// link's latencies.
+START_TEST(cost_model_bandwidth_bound) {
+    const collx_machine_t slow = {0.8, 1e-4, 7, 8e-3, 2.5e-4};  // 1 Gbit/s between nodes
+    // 16 latencies of 7 us at 8 ns/B: 14,000 bytes
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, &slow, 14000, 8), 1);
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, &slow, 13999, 8), 0);
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_REDUCE, &slow, 1 << 20, 8), 1);
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_ALLREDUCE, &slow, 1 << 20, 8), 1);
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_ALLREDUCE, &slow, 8, 8), 0);
+    // allgather and alltoall: one rank's block times the ranks
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_ALLGATHER, &slow, 1750, 8), 1);
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_ALLTOALL, &slow, 1749, 8), 0);
+    // unlimited emulated links (6 us, 0.4 ns/B): from 240,000 bytes
+    const collx_machine_t fast = {0.8, 1e-4, 6, 4e-4, 2.5e-4};
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, &fast, 239999, 8), 0);
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, &fast, 240000, 8), 1);
+    // never a barrier, a collective the model does not decide, no machine
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BARRIER, &slow, 1 << 20, 8), 0);
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_SCAN, &slow, 1 << 20, 8), 0);
+    ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, nullptr, 1 << 20, 8), 0);
+}
+END_TEST
+
 START_TEST(one_table_of_collectives_and_default_segments) {
     // every name round-trips; unknown names and indices are refused
     const char *const *names = collx_coll_names();
@@ -1389,6 +1413,7 @@ int main() {
     tcase_add_test(exec, lp_segment_size_follows_the_model);
     tcase_add_test(exec, one_table_of_collectives_and_default_segments);
     tcase_add_test(exec, cost_model_predicts_and_chooses);
+    tcase_add_test(exec, cost_model_bandwidth_bound);
     tcase_add_test(exec, hier_plans_run_every_shape_and_root);
     tcase_add_test(exec, hier_root_rail_plans_take_two_stages);
     tcase_add_test(exec, hier_place_tables_agree);

@@ -95,12 +95,17 @@ static int hanx_register(void)
                                          1, INT32_MAX, OPAL_INFO_LVL_6, &c->model[i]);
     }
     collx_glue_register_int(v, "model_measure",
-                            "Cost model (default_algorithm 4): 1 = measure the machine when a "
-                            "communicator's hierarchy is built (its rank 0 ping-pongs 8 B and "
-                            "streams 512 KiB to a rank of its node and to the next node's "
-                            "leader, times a local sum, and broadcasts the result) instead of "
-                            "the model_* parameters; 0 = the parameters",
-                            0, 0, 1, OPAL_INFO_LVL_6, &c->model_measure);
+                            "Cost model: 1 = measure the machine when a communicator's hierarchy "
+                            "is built (its rank 0 ping-pongs 8 B and streams 512 KiB to a rank "
+                            "of its node and to the next node's leader, times a local sum, and "
+                            "broadcasts the result; a "
+                            "communicator whose ranks all hold the same last result takes it) "
+                            "instead of the model_* parameters; the built-in choice "
+                            "(default_algorithm 0) follows the measured model for "
+                            "bandwidth-bound calls (data of at least 16 latencies of the link "
+                            "between nodes); 0 = the parameters, "
+                            "and the built-in choice never asks the model",
+                            1, 0, 1, OPAL_INFO_LVL_6, &c->model_measure);
     collx_glue_register_int_settable(v, "bcast_segment_size",
                             "Segment size in bytes of the pipelined bcast (0: tuning file, else "
                             "256 KiB from 512 KiB messages on); settable through MPI_T",

@@ -346,12 +346,30 @@ static void level_preference(const char *v, char *out, size_t size)
  * link that lets a burst through at once -- a token bucket, as the
  * emulated links -- shows its rate), the best of MEASURE_REPS after one to
  * warm up; and it times a local sum of ints.  Then it broadcasts the
- * result, so that every rank predicts, and chooses, alike.  A link it
- * cannot measure (node 0 has one rank) keeps the model_* parameters'
- * values. */
+ * result, so that every rank predicts, and chooses, alike.  A link it cannot
+ * measure (node 0 has one rank) keeps the model_* parameters' values.
+ * A communicator whose ranks all hold the same last result (the one their
+ * last measured communicator broadcast) takes it without measuring. */
 #define MEASURE_BYTES 65536
 #define MEASURE_MSGS 8
 #define MEASURE_REPS 3
+#define MEASURE_RESULTS 5
+
+/* the last result this process took part in (t of measure_machine), and
+ * its digest (0: none) */
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static double last_t[MEASURE_RESULTS];
+static long long last_id;
+
+/* a digest of a result: the same bytes give the same number on every
+ * rank; in [1, 2^62) */
+static long long digest(const double *t)
+{
+    uint64_t h = 1469598103934665603ULL;
+    const unsigned char *b = (const unsigned char *)t;
+    for (size_t i = 0; i < MEASURE_RESULTS * sizeof(double); ++i) h = (h ^ b[i]) * 1099511628211ULL;
+    return (long long)((h & ((1ULL << 62) - 1)) | 1);
+}
 
 /* Seconds for n messages of `bytes` from the side that goes `first` to
  * the other and a reply of `reply` bytes (the best of MEASURE_REPS after a
@@ -397,37 +415,59 @@ static void link_of(const double *t, double *alpha, double *beta)
     *beta = t[1] > 2 * t[0] ? (t[1] - 2 * t[0]) * 1e6 / bytes : 0;
 }
 
-static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
+/* t (MEASURE_RESULTS) measured by rank 0 and its two peers, -1 where not */
+static void measure(struct ompi_communicator_t *comm, int rank, int intra, int inter, int tag,
+                    double *t)
 {
     char buf[MEASURE_BYTES]; /* (its contents are never read) */
+    memset(buf, 0, sizeof(buf));
+    if (0 == rank) {
+        if (intra > 0) measure_link(comm, intra, 1, buf, tag, t);
+        measure_link(comm, inter, 1, buf, tag, t + 2);
+        /* a sum of one half into the other */
+        const int half = MEASURE_BYTES / 2, n = half / (int)sizeof(int);
+        for (int i = 0; i <= MEASURE_REPS; ++i) {
+            const double t0 = PMPI_Wtime();
+            ompi_op_reduce(&ompi_mpi_op_sum.op, buf, buf + half, n, &ompi_mpi_int.dt);
+            const double s = (PMPI_Wtime() - t0) / half;
+            if (i > 0 && (t[4] < 0 || s < t[4])) t[4] = s;
+        }
+    } else if (intra == rank || inter == rank) { /* (rank 0 sends first) */
+        double ignored[2];
+        measure_link(comm, 0, 0, buf, tag, ignored);
+    }
+}
+
+static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
+{
     const int rank = ompi_comm_rank(comm);
     const int intra = m->node_size[0] > 1 ? m->rank_at[m->node_first[0] + 1] : -1;
     const int inter = m->rank_at[m->node_first[1]];
-    const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
     /* t[0..1]: the link within a node (measure_link), t[2..3] between
      * nodes; t[4]: seconds per byte of a sum; -1: not measured */
-    double t[5] = {-1, -1, -1, -1, -1};
-    int rc = OMPI_SUCCESS;
-    if (0 == rank || intra == rank || inter == rank) {
-        memset(buf, 0, sizeof(buf));
-        if (0 == rank) {
-            if (intra > 0) measure_link(comm, intra, 1, buf, tag, t);
-            measure_link(comm, inter, 1, buf, tag, t + 2);
-            /* a sum of one half into the other */
-            const int half = MEASURE_BYTES / 2, n = half / (int)sizeof(int);
-            for (int i = 0; i <= MEASURE_REPS; ++i) {
-                const double t0 = PMPI_Wtime();
-                ompi_op_reduce(&ompi_mpi_op_sum.op, buf, buf + half, n, &ompi_mpi_int.dt);
-                const double s = (PMPI_Wtime() - t0) / half;
-                if (i > 0 && (t[4] < 0 || s < t[4])) t[4] = s;
-            }
-        } else { /* (rank 0 sends first) */
-            double ignored[2];
-            measure_link(comm, 0, 0, buf, tag, ignored);
-        }
-    }
-    rc = comm->c_coll->coll_bcast(t, 5, MPI_DOUBLE, 0, comm, comm->c_coll->coll_bcast_module);
+    double t[MEASURE_RESULTS] = {-1, -1, -1, -1, -1};
+    long long ids[2];
+    pthread_mutex_lock(&last_lock);
+    memcpy(t, last_t, sizeof(t));
+    ids[0] = last_id;
+    pthread_mutex_unlock(&last_lock);
+    ids[1] = -ids[0];
+    int rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, ids, 2, MPI_LONG_LONG, MPI_MIN, comm,
+                                          comm->c_coll->coll_allreduce_module);
     if (OMPI_SUCCESS != rc) return rc;
+    const int reuse = 0 != ids[0] && ids[0] == -ids[1]; /* all hold one and the same */
+    if (!reuse) {
+        for (int i = 0; i < MEASURE_RESULTS; ++i) t[i] = -1;
+        const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
+        measure(comm, rank, intra, inter, tag, t);
+        rc = comm->c_coll->coll_bcast(t, MEASURE_RESULTS, MPI_DOUBLE, 0, comm,
+                                      comm->c_coll->coll_bcast_module);
+        if (OMPI_SUCCESS != rc) return rc;
+        pthread_mutex_lock(&last_lock);
+        memcpy(last_t, t, sizeof(t));
+        last_id = digest(t);
+        pthread_mutex_unlock(&last_lock);
+    }
     const int *p = mca_coll_hanx_component.model;
     collx_machine_t *mc = &m->machine;
     *mc = (collx_machine_t){p[0] * 1e-3, p[1] * 1e-6, p[2] * 1e-3, p[3] * 1e-6, p[4] * 1e-6};
@@ -435,10 +475,11 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     if (t[2] > 0 && t[3] > 0) link_of(t + 2, &mc->inter_alpha_us, &mc->inter_beta_us);
     if (t[4] > 0) mc->gamma_us = t[4] * 1e6;
     m->measured = 1;
-    HANX_LOG(1, "coll:hanx: %s: machine measured: within a node %.2f us + %.4f ns/B, between "
+    HANX_LOG(1, "coll:hanx: %s: machine %s: within a node %.2f us + %.4f ns/B, between "
                 "nodes %.2f us + %.4f ns/B, a sum %.4f ns/B",
-             comm->c_name, mc->intra_alpha_us, mc->intra_beta_us * 1e3, mc->inter_alpha_us,
-             mc->inter_beta_us * 1e3, mc->gamma_us * 1e3);
+             comm->c_name, reuse ? "as measured before" : "measured", mc->intra_alpha_us,
+             mc->intra_beta_us * 1e3, mc->inter_alpha_us, mc->inter_beta_us * 1e3,
+             mc->gamma_us * 1e3);
     return OMPI_SUCCESS;
 }
 

@@ -153,6 +153,7 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
     const int a = collx_model_choose(coll, m->nnodes, m->max_node_size, m->split_parts > 0, bytes,
                                      out->segment_bytes, builtin, &mach, us);
     if (a < 0) return;
+    out->flat_tree = -1; /* (the built-in ring is among the model's choices) */
     if (COLLX_MODEL_FLAT_PIPELINE == a) out->flat_tree = COLLX_TREE_PIPELINE;
     else if (COLLX_MODEL_FLAT_RING == a) out->flat_tree = COLLX_TREE_RING;
     else out->algorithm = collx_model_algorithm_name(a);
@@ -186,10 +187,17 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
         !collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule)) {
         if (model) model_choice(m, coll, bytes, out);
-        else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0 &&
-                 COLLX_COLL_ALLREDUCE == coll &&
-                 collx_ring_allreduce_default(bytes, m->nnodes, m->size, m->blocks))
-            out->flat_tree = COLLX_TREE_RING;
+        else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
+            if (COLLX_COLL_ALLREDUCE == coll &&
+                collx_ring_allreduce_default(bytes, m->nnodes, m->size, m->blocks))
+                out->flat_tree = COLLX_TREE_RING;
+            /* a bandwidth-bound call on measured links: the model's; not
+             * a reduction, whose bits depend on the algorithm, which a
+             * measurement may change from run to run (the rules do not) */
+            if (m->measured && COLLX_COLL_REDUCE != coll && COLLX_COLL_ALLREDUCE != coll &&
+                collx_model_bandwidth_bound(coll, &m->machine, bytes, m->size))
+                model_choice(m, coll, bytes, out);
+        }
         return;
     }
     if (rule.algorithm) {  /* the rule's algorithm decides, flat or not */

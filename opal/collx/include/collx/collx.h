@@ -195,6 +195,17 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
                        size_t hier_segment, int baseline, const collx_machine_t *mach,
                        double us[COLLX_MODEL_COUNT]);
 
+/* Whether the one flag (hanx's built-in choice) follows the model for a
+ * call: where the call is bandwidth-bound, its data -- `bytes` for bcast,
+ * reduce and allreduce, `bytes` times `size` ranks for allgather and
+ * alltoall (one rank's block) -- taking at least COLLX_MODEL_BW_LATENCIES
+ * latencies of the link between nodes.  There the model's inputs are the
+ * links' rates, which a stream measures well; below, latencies set by CPU
+ * contention and protocol decide, which the model does not describe.
+ * Never for barrier or a collective the model does not cover. */
+#define COLLX_MODEL_BW_LATENCIES 16
+int collx_model_bandwidth_bound(int coll, const collx_machine_t *mach, size_t bytes, int size);
+
 /* Linear-pipelining segment size that minimises the chain's time
  * (P-1+k)(alpha + beta*n/k): s* = sqrt(n*alpha / ((P-2)*beta)), clamped to
  * [1 KiB, n]; n for P <= 2.  alpha in seconds, beta in seconds per byte. */
