@@ -102,8 +102,8 @@ static int hanx_register(void)
                             "communicator whose ranks all hold the same last result takes it) "
                             "instead of the model_* parameters; the built-in choice "
                             "(default_algorithm 0) follows the measured model for "
-                            "bandwidth-bound calls (data of at least 16 latencies of the link "
-                            "between nodes); 0 = the parameters, "
+                            "bandwidth-bound calls that do not reduce (data of at least 16 "
+                            "latencies of the link between nodes); 0 = the parameters, "
                             "and the built-in choice never asks the model",
                             1, 0, 1, OPAL_INFO_LVL_6, &c->model_measure);
     collx_glue_register_int_settable(v, "bcast_segment_size",
