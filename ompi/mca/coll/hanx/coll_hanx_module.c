@@ -341,11 +341,12 @@ static void level_preference(const char *v, char *out, size_t size)
 /* coll_hanx_model_measure: the cost model's machine, measured on comm
  * while its hierarchy is built.  Rank 0 (node 0's leader) measures the
  * link to the next rank of its node and to node 1's leader: the latency
- * from 8-byte ping-pongs, the time per byte from a stream of MEASURE_MSGS
- * messages of MEASURE_BYTES answered by an empty one (a stream, so that a
- * link that lets a burst through at once -- a token bucket, as the
- * emulated links -- shows its rate), the best of MEASURE_REPS after one to
- * warm up; and it times a local sum of ints.  Then it broadcasts the
+ * from 8-byte ping-pongs (the best of MEASURE_PINGS), the time per byte
+ * from a stream of MEASURE_MSGS messages of MEASURE_BYTES answered by an
+ * empty one (a stream, so that a link that lets a burst through at once --
+ * a token bucket, as the emulated links -- shows its rate; the best of
+ * MEASURE_REPS), each after one to warm up; and it times a local sum of
+ * ints.  Then it broadcasts the
  * result, so that every rank predicts, and chooses, alike.  A link it cannot
  * measure (node 0 has one rank) keeps the model_* parameters' values.
  * A communicator whose ranks all hold the same last result (the one their
@@ -353,6 +354,7 @@ static void level_preference(const char *v, char *out, size_t size)
 #define MEASURE_BYTES 65536
 #define MEASURE_MSGS 8
 #define MEASURE_REPS 3
+#define MEASURE_PINGS 16 /* the ping-pongs' repetitions: a busy machine's latency varies most */
 #define MEASURE_RESULTS 5
 
 /* the last result this process took part in (t of measure_machine), and
@@ -372,13 +374,13 @@ static long long digest(const double *t)
 }
 
 /* Seconds for n messages of `bytes` from the side that goes `first` to
- * the other and a reply of `reply` bytes (the best of MEASURE_REPS after a
+ * the other and a reply of `reply` bytes (the best of reps after a
  * warm-up); < 0 on an error. */
 static double exchange(struct ompi_communicator_t *comm, int peer, int first, char *buf,
-                       int bytes, int n, int reply, int tag)
+                       int bytes, int n, int reply, int reps, int tag)
 {
     double best = -1;
-    for (int i = 0; i <= MEASURE_REPS; ++i) {
+    for (int i = 0; i <= reps; ++i) {
         const double t0 = PMPI_Wtime();
         int rc = OMPI_SUCCESS;
         for (int k = 0; k < n && OMPI_SUCCESS == rc; ++k)
@@ -403,8 +405,8 @@ static double exchange(struct ompi_communicator_t *comm, int peer, int first, ch
 static void measure_link(struct ompi_communicator_t *comm, int peer, int first, char *buf,
                          int tag, double *t)
 {
-    t[0] = exchange(comm, peer, first, buf, 8, 1, 8, tag) / 2;
-    t[1] = exchange(comm, peer, first, buf, MEASURE_BYTES, MEASURE_MSGS, 0, tag);
+    t[0] = exchange(comm, peer, first, buf, 8, 1, 8, MEASURE_PINGS, tag) / 2;
+    t[1] = exchange(comm, peer, first, buf, MEASURE_BYTES, MEASURE_MSGS, 0, MEASURE_REPS, tag);
 }
 
 /* alpha and beta (us, us per byte) of a link from t (measure_link) */
