@@ -67,7 +67,9 @@ static int hanx_register(void)
                             1, 0, 1, OPAL_INFO_LVL_6, &c->socket_level);
     collx_glue_register_int_settable(v, "default_algorithm",
                             "What runs where no tuning rule names an algorithm: 0 hanx's built-in "
-                            "choice per collective and size, 1 the hierarchical algorithm, 2 the "
+                            "choice per collective and size (for bandwidth-bound bcast, allgather "
+                            "and alltoall the cost model's on the measured machine: "
+                            "model_measure), 1 the hierarchical algorithm, 2 the "
                             "previous module, 3 allreduce and reduce_scatter(_block) as split "
                             "rails (where nodes are of one size) and the rest hierarchical, 4 the cost model's choice "
                             "(model_* parameters; docs/cost-model.md); settable through MPI_T "
@@ -98,9 +100,8 @@ static int hanx_register(void)
                             "Cost model: 1 = measure the machine when a communicator's hierarchy "
                             "is built (its rank 0 ping-pongs 8 B and streams 512 KiB to a rank "
                             "of its node and to the next node's leader, times a local sum, and "
-                            "broadcasts the result; a "
-                            "communicator whose ranks all hold the same last result takes it) "
-                            "instead of the model_* parameters; the built-in choice "
+                            "broadcasts the result; a communicator whose ranks all hold the same "
+                            "last result takes it) instead of the model_* parameters; the built-in choice "
                             "(default_algorithm 0) follows the measured model for "
                             "bandwidth-bound calls that do not reduce (data of at least 16 "
                             "latencies of the link between nodes); 0 = the parameters, "

@@ -346,9 +346,9 @@ static void level_preference(const char *v, char *out, size_t size)
  * empty one (a stream, so that a link that lets a burst through at once --
  * a token bucket, as the emulated links -- shows its rate; the best of
  * MEASURE_REPS), each after one to warm up; and it times a local sum of
- * ints.  Then it broadcasts the
- * result, so that every rank predicts, and chooses, alike.  A link it cannot
- * measure (node 0 has one rank) keeps the model_* parameters' values.
+ * ints.  Then it broadcasts the result, so that every rank predicts, and
+ * chooses, alike.  A link it cannot measure (node 0 has one rank) keeps
+ * the model_* parameters' values.
  * A communicator whose ranks all hold the same last result (the one their
  * last measured communicator broadcast) takes it without measuring. */
 #define MEASURE_BYTES 65536
@@ -447,9 +447,9 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     const int inter = m->rank_at[m->node_first[1]];
     /* t[0..1]: the link within a node (measure_link), t[2..3] between
      * nodes; t[4]: seconds per byte of a sum; -1: not measured */
-    double t[MEASURE_RESULTS] = {-1, -1, -1, -1, -1};
+    double t[MEASURE_RESULTS];
     long long ids[2];
-    pthread_mutex_lock(&last_lock);
+    pthread_mutex_lock(&last_lock); /* (the last result and its digest, together) */
     memcpy(t, last_t, sizeof(t));
     ids[0] = last_id;
     pthread_mutex_unlock(&last_lock);

@@ -195,8 +195,9 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
                        size_t hier_segment, int baseline, const collx_machine_t *mach,
                        double us[COLLX_MODEL_COUNT]);
 
-/* Whether the one flag (hanx's built-in choice) follows the model for a
- * call: where the call is bandwidth-bound, its data -- `bytes` for bcast,
+/* Whether a call is bandwidth-bound, where the one flag (hanx's built-in
+ * choice) follows the model (hanx keeps reductions on its rules, whose
+ * bits must not depend on a measurement): its data -- `bytes` for bcast,
  * reduce and allreduce, `bytes` times `size` ranks for allgather and
  * alltoall (one rank's block) -- taking at least COLLX_MODEL_BW_LATENCIES
  * latencies of the link between nodes.  There the model's inputs are the
