@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 
 namespace collx {
 
@@ -55,6 +56,7 @@ TreeShape shape_of(const collx_tuning_t &tun) {
         case COLLX_TREE_LINEAR: s.kind = TreeKind::Linear; break;
         case COLLX_TREE_TOPO: s.kind = TreeKind::Topo; break;
         case COLLX_TREE_RING: s.kind = TreeKind::Ring; break;
+        case COLLX_TREE_RECURSIVE_DOUBLING: s.kind = TreeKind::RecursiveDoubling; break;
         case COLLX_TREE_BINOMIAL:
         default: s.kind = TreeKind::Binomial; break;
     }
@@ -640,6 +642,155 @@ class RingAllreduce final : public Operation {
     std::size_t next_recv_ = 0, sends_done_ = 0, recvs_done_ = 0;
 };
 
+
+// ------------------------------------------------ recursive-doubling allreduce
+
+// Allreduce by recursive doubling (COLLX_TREE_RECURSIVE_DOUBLING, any op):
+// log2 P exchange steps, each rank swapping its partial result with the rank
+// whose number differs in one bit and folding the two; the latency-bound
+// algorithm (one message step fewer than the levels' reduce, leaders'
+// allreduce and bcast).  With P not a power of two, the first 2r ranks
+// (r = P - 2^k) pair up first: each even one hands its data to the odd one
+// above it, which folds it and takes part for both, and gets the result back
+// at the end.
+//
+// Rank order and determinism: after the pairing, the ranks taking part hold
+// contiguous runs of ranks, and every fold puts the lower run's partial
+// result on the left (lower op higher), so non-commutative ops come out in
+// rank order, and both partners of a step compute the same value from the
+// same operands: every rank gets the same bits, run after run, in any order
+// of arrival.
+//
+// Each step moves the whole vector in segments; segment j goes on to step
+// i+1 once step i's exchange of it is complete (its send too: the fold
+// overwrites what it sent).  Messages are posted in step-major order on
+// both sides of every pair (the ring's rule), a send through an in-order
+// gate, so MPI matches them.
+class RdAllreduce final : public Operation {
+  public:
+    RdAllreduce(const collx_transport_t &t, const void *sendbuf, void *recvbuf,
+                std::size_t count, const collx_dtype_t &dt, void *op, int tag,
+                const collx_tuning_t &tun, const collx_notify_t *notify)
+        : Operation(t, dt, tag, tun, notify),
+          rbuf_(static_cast<char *>(recvbuf)),
+          op_(op),
+          seg_(dt.size ? count : 0, dt.size, tun.segment_bytes),
+          pool_(dt, seg_.per_seg) {
+        if (sendbuf != nullptr && !copy(rbuf_, sendbuf, seg_.count)) return;
+        const int P = t.size, r = t.rank;
+        if (P < 2 || seg_.nseg == 0) return;
+        int pof2 = 1;
+        while (pof2 * 2 <= P) pof2 *= 2;
+        const int rem = P - pof2;
+        if (r < 2 * rem && r % 2 == 0) {  // hands its data over, gets the result
+            steps_.push_back({r + 1, true, false, Fold::None});
+            steps_.push_back({r + 1, false, true, Fold::None});
+        } else {
+            if (r < 2 * rem) steps_.push_back({r - 1, false, true, Fold::Lower});
+            const int me = r < 2 * rem ? r / 2 : r - rem;
+            for (int mask = 1; mask < pof2; mask <<= 1) {
+                const int v = me ^ mask, peer = v < rem ? 2 * v + 1 : v + rem;
+                steps_.push_back({peer, true, true, peer < r ? Fold::Lower : Fold::Higher});
+            }
+            if (r < 2 * rem) steps_.push_back({r - 1, true, false, Fold::None});
+        }
+        const std::size_t S = steps_.size(), nseg = seg_.nseg;
+        pending_.assign(S * nseg, 0);
+        got_.assign(S * nseg, nullptr);
+        send_at_.assign(S * nseg, SIZE_MAX);
+        for (std::size_t i = 0; i < S; ++i)
+            for (std::size_t j = 0; j < nseg; ++j) {
+                const Step &st = steps_[i];
+                pending_[i * nseg + j] = st.send + st.recv;
+                if (st.send) send_at_[i * nseg + j] = sends_.size(), sends_.push_back(i * nseg + j);
+                if (st.recv) recvs_.push_back(i * nseg + j);
+            }
+        step_done_.assign(S * nseg, 0);
+        gate_ = InOrder(sends_.size());
+        if (steps_[0].send)
+            for (std::size_t j = 0; j < nseg; ++j) gate_.ready(j, [&](std::size_t s) {
+                queue_.push_back(s);
+            });
+    }
+
+  private:
+    enum class Fold { None, Lower, Higher };  // the received data: none, left, right operand
+    struct Step {
+        int peer;
+        bool send, recv;
+        Fold fold;
+    };
+
+    char *at(std::size_t j) const {
+        return rbuf_ + static_cast<std::ptrdiff_t>(seg_.first(j)) * dt_.extent;
+    }
+
+    void on_done(Xfer &x) override {
+        const std::size_t k = x.seg, nseg = seg_.nseg;
+        if (x.kind == Xfer::Recv) got_[k] = x.buf;
+        if (--pending_[k] > 0) return;
+        const std::size_t i = k / nseg, j = k % nseg;
+        const Step &st = steps_[i];
+        if (st.fold != Fold::None) {
+            char *in = got_[k];
+            got_[k] = nullptr;
+            const std::size_t n = seg_.length(j);
+            const bool ok = st.fold == Fold::Lower
+                                ? reduce(in, at(j), n, op_)
+                                : reduce(at(j), in, n, op_) && copy(at(j), in, n);
+            pool_.put(in);
+            if (!ok) return;
+        }
+        step_done_[k] = 1;
+        ++done_;
+        if (i + 1 < steps_.size() && steps_[i + 1].send)  // the segment goes on
+            gate_.ready(send_at_[k + nseg], [&](std::size_t s) { queue_.push_back(s); });
+    }
+
+    void post_ready() override {
+        const std::size_t nseg = seg_.nseg;
+        while (next_recv_ < recvs_.size() && in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
+            const std::size_t k = recvs_[next_recv_], i = k / nseg, j = k % nseg;
+            const Step &st = steps_[i];
+            Xfer x;
+            x.seg = k;
+            char *into;
+            if (st.fold != Fold::None) {
+                into = x.buf = pool_.get();
+            } else {  // the result, where this rank's data was sent from
+                if (i > 0 && !step_done_[k - nseg]) break;
+                into = at(j);
+            }
+            ++next_recv_;
+            if (!recv(into, seg_.length(j), st.peer, x)) return;
+        }
+        while (!queue_.empty() && in_flight(Xfer::Send, Xfer::Down) < tun_.max_send) {
+            const std::size_t k = sends_[queue_.front()];
+            queue_.pop_front();
+            Xfer x;
+            x.seg = k;
+            if (!send(at(k % nseg), seg_.length(k % nseg), steps_[k / nseg].peer, x)) return;
+        }
+    }
+
+    bool all_done() const override { return done_ == pending_.size(); }
+
+    char *rbuf_;
+    void *op_;
+    Segmentation seg_;
+    BufferPool pool_;
+    std::vector<Step> steps_;
+    // per (step i, segment j), at i * nseg + j
+    std::vector<int> pending_;           // transfers not yet complete
+    std::vector<char *> got_;            // the received partial result, until folded
+    std::vector<std::size_t> send_at_;   // its index in sends_
+    std::vector<char> step_done_;
+    std::vector<std::size_t> sends_, recvs_;  // (step, segment) in posting order: step-major
+    InOrder gate_;
+    std::deque<std::size_t> queue_;  // sends ready, in order (indices of sends_)
+    std::size_t next_recv_ = 0, done_ = 0;
+};
+
 }  // namespace
 
 std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,
@@ -655,6 +806,9 @@ std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *s
     if (all && commutative && tun.tree == COLLX_TREE_RING)
         return std::make_unique<RingAllreduce>(t, sendbuf, recvbuf, count, dt, op, tag, tun,
                                                notify);
+    if (all && tun.tree == COLLX_TREE_RECURSIVE_DOUBLING)
+        return std::make_unique<RdAllreduce>(t, sendbuf, recvbuf, count, dt, op, tag, tun,
+                                             notify);
     return std::make_unique<ReduceOp>(t, sendbuf, recvbuf, count, dt, op, commutative, root, all,
                                       tag, tun, notify);
 }

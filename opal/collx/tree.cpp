@@ -98,7 +98,8 @@ VNode linear(int n, int v) {
 VNode range_node(const TreeShape &s, int n, int v) {
     switch (s.kind) {
         case TreeKind::Binomial:
-        case TreeKind::InOrderBinomial: return knomial(2, n, v);
+        case TreeKind::InOrderBinomial:
+        case TreeKind::RecursiveDoubling: return knomial(2, n, v);
         case TreeKind::Knomial: return knomial(std::max(2, s.fanout), n, v);
         case TreeKind::Binary: return binary(n, v);
         case TreeKind::Chain: return chains(s.fanout, n, v);
@@ -236,6 +237,7 @@ const char *tree_kind_name(TreeKind k) {
         case TreeKind::Linear: return "linear";
         case TreeKind::Topo: return "topo";
         case TreeKind::Ring: return "ring";
+        case TreeKind::RecursiveDoubling: return "recursive_doubling";
     }
     return "?";
 }

@@ -26,6 +26,8 @@ enum class TreeKind {
     Topo,             // binomial over node leaders, then binomial within each node
     Ring,             // as a tree, the pipeline chain (the executor runs a
                       // commutative allreduce around the ring instead)
+    RecursiveDoubling,  // as a tree, binomial (the executor runs an allreduce
+                        // by pairwise exchanges instead)
 };
 
 // One rank's view of a tree.  For reductions, `children` are listed in the

@@ -111,6 +111,10 @@ step "hanx with in-order trees on 3 levels, tiny segments (non-commutative ops i
 step "hanx with collx trees on its levels, 7 ranks round-robin on 3 nodes" \
     local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1 $HANX_TREES "$CHECKER" --quick \
     --colls "blocking,$HANX_NB" --seed 5
+step "hanx with recursive doubling on both levels, 6 ranks as 3 nodes of 2 (3 leaders pair up first)" \
+    local_run 300 6 $HANX 2 --mca coll_hanx_low_algorithm recursive_doubling \
+    --mca coll_hanx_up_algorithm recursive_doubling "$CHECKER" --quick \
+    --colls "bcast,reduce,allreduce,$HANX_NB" --seed 5
 # a tuning file's rules name the levels' algorithms (test/mpi/tuning/trees.json),
 # over the MCA parameters' (binomial for both levels here: what a rule that
 # names one level keeps on the other)

@@ -76,7 +76,8 @@ flat_trees() {  # flat_trees RUNNER...: results right, every rule's tree (and th
     echo "$out" | grep -q " 0 failed" || return 1
     for want in "bcast .*knomial" "bcast .*pipeline" "ibcast .*knomial" "ibcast .*pipeline" \
                 "reduce .*in_order_binomial" "reduce .*topo" "ireduce .*topo" \
-                "allreduce .*: one collx binomial" "allreduce .*pipeline" "iallreduce .*pipeline"; do
+                "allreduce .*: one collx binomial" "allreduce .*pipeline" "iallreduce .*pipeline" \
+                "allreduce .*recursive_doubling" "iallreduce .*recursive_doubling"; do
         echo "$out" | grep -Eq "coll:hanx: $want tree over all ranks" || { echo "never ran: $want"; ok=1; }
     done
     echo "$out" | grep -q "coll:hanx: bcast levels (innermost first)" || { echo "no bcast on the levels"; ok=1; }
@@ -122,7 +123,7 @@ ALL_ADAPTX="bcast,reduce,allreduce,ibcast,ireduce,iallreduce,overlap"
 # communicator of the checker builds the hierarchy (an i-collective never
 # builds it: the previous module serves until then)
 HANX_NB="barrier,ibcast,ireduce,iallreduce,iallgather,overlap"
-ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear topo ring"
+ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear topo ring recursive_doubling"
 # every adaptx collective on one tree, small segments so that all paths run
 adaptx_tree() {  # adaptx_tree TREE runner...
     local tree=$1; shift

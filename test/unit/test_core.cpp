@@ -251,7 +251,7 @@ const std::pair<int, int> trees[] = {{COLLX_TREE_BINOMIAL, 2}, {COLLX_TREE_IN_OR
                                      {COLLX_TREE_BINARY, 2},   {COLLX_TREE_KNOMIAL, 3},
                                      {COLLX_TREE_CHAIN, 2},    {COLLX_TREE_PIPELINE, 1},
                                      {COLLX_TREE_LINEAR, 1},   {COLLX_TREE_TOPO, 2},
-                                     {COLLX_TREE_RING, 1}};
+                                     {COLLX_TREE_RING, 1},     {COLLX_TREE_RECURSIVE_DOUBLING, 1}};
 // node map for the topology-aware tree in executor tests: 3 nodes, round-robin
 const int sim_nodes[16] = {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0};
 
@@ -1146,6 +1146,8 @@ START_TEST(capi_rejects_bad_arguments) {
     ck_assert_str_eq(collx_tree_name(COLLX_TREE_BINOMIAL), "binomial");
     ck_assert_str_eq(collx_tree_name(COLLX_TREE_PIPELINE), "pipeline");
     ck_assert_str_eq(collx_tree_name(COLLX_TREE_IN_ORDER_BINOMIAL), "in_order_binomial");
+    ck_assert_str_eq(collx_tree_name(COLLX_TREE_RECURSIVE_DOUBLING), "recursive_doubling");
+    ck_assert_int_eq(collx_tree_from_name("Recursive_Doubling"), COLLX_TREE_RECURSIVE_DOUBLING);
     ck_assert(collx_tree_name(COLLX_TREE_COUNT) == nullptr);
     ck_assert(collx_tree_name(-1) == nullptr);
 }

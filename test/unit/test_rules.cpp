@@ -431,8 +431,8 @@ START_TEST(rule_errors) {
                  "t.json:6: rule 2: \"algorithm\" must be a non-empty string, got \"\"");
     EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"up_algorithm\": \"binomal\"}"),
                  "t.json:6: rule 2: unknown up_algorithm \"binomal\" (known: module, binomial, "
-                 "in_order_binomial, binary, knomial, chain, pipeline, linear, topo, ring); did you mean "
-                 "\"binomial\"?");
+                 "in_order_binomial, binary, knomial, chain, pipeline, linear, topo, ring, "
+                 "recursive_doubling); did you mean \"binomial\"?");
     EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"low_algorithm\": \"\"}"),
                  "t.json:6: rule 2: \"low_algorithm\" must be a non-empty string, got \"\"");
     EXPECT_ERROR(doc(ok + "    {\"collective\": \"bcast\", \"low_algorithm\": \"adaptx\"}"),

@@ -68,7 +68,8 @@ static int adaptx_register(void)
                  "binary, knomial (radix = fanout), chain (fanout chains), pipeline (one "
                  "chain: linear pipelining), linear, topo (node leaders first, then within "
                  "each node), ring (allreduce: reduce-scatter + allgather around the ranks; "
-                 "otherwise the pipeline chain).%s",
+                 "otherwise the pipeline chain), recursive_doubling (allreduce: log2 P "
+                 "pairwise exchanges; otherwise binomial).%s",
                  n, k == ADAPTX_BCAST ? ""
                                       : " A non-commutative op uses the order-preserving "
                                         "variant of the same shape (binomial for topo).");

@@ -159,7 +159,8 @@ static int hanx_register(void)
         "Algorithm of the levels below the leaders' in bcast, reduce, allreduce (blocking and "
         "not): module = the sub-communicator's Open MPI module (low_preference), or a collx "
         "tree run by hanx itself, event-driven on the PML: binomial, in_order_binomial, binary, "
-        "knomial, chain, pipeline (linear pipelining), linear, ring (topo: as binomial there).  Read "
+        "knomial, chain, pipeline (linear pipelining), linear, ring, recursive_doubling (topo: as "
+        "binomial there).  Read "
         "at every call; settable through MPI_T (collx-tune measures the levels' trees so)",
         "module", -1, OPAL_INFO_LVL_5, &c->low_text);
     collx_glue_register_tree_setting(v, "up_algorithm",
@@ -171,7 +172,8 @@ static int hanx_register(void)
         "none, or a collx tree that runs every bcast, reduce and allreduce (blocking and not) "
         "of a communicator as one flat tree over all its ranks, where no tuning rule says "
         "otherwise: binomial, in_order_binomial, binary, knomial, chain, pipeline (linear "
-        "pipelining), linear, topo (on hanx's node map), ring.  Read when a communicator's hierarchy "
+        "pipelining), linear, topo (on hanx's node map), ring, recursive_doubling.  Read when a "
+        "communicator's hierarchy "
         "is built; settable through MPI_T (collx-tune measures the flat trees so)",
         "none", -1, OPAL_INFO_LVL_5, &c->flat_text);
     collx_glue_report_params(v);

@@ -73,6 +73,9 @@ typedef enum collx_tree_kind {
     COLLX_TREE_RING,     /* allreduce: reduce-scatter + allgather around the
                           * ranks (commutative ops); bcast, reduce and
                           * non-commutative allreduce: the pipeline chain */
+    COLLX_TREE_RECURSIVE_DOUBLING, /* allreduce: log2 P pairwise exchanges
+                          * (any op, rank order); bcast and reduce: the
+                          * binomial tree */
     COLLX_TREE_COUNT
 } collx_tree_kind_t;
 
