@@ -26,7 +26,8 @@
 #   han, adapt, hanx, adaptx     that component at priority 100
 #   adaptx:TREE           adaptx with TREE for bcast, reduce and allreduce:
 #                         binomial, in_order_binomial, binary, knomial, chain,
-#                         pipeline (the linear pipeline, LP), linear, topo, ring
+#                         pipeline (the linear pipeline, LP), linear, topo, ring,
+#                         recursive_doubling
 #   hanx:FILE             hanx with the tuning file FILE (collx-tune output)
 #   LABEL=K=V[,K=V...]    anything else: mpirun --mca K V ... under LABEL
 # --upstream names the Open MPI contenders (default tuned han adapt): the

@@ -7,7 +7,8 @@
 #   han, adapt, hanx, adaptx     that component at priority 100
 #   adaptx:TREE           adaptx with TREE for bcast, reduce and allreduce:
 #                         binomial, in_order_binomial, binary, knomial, chain,
-#                         pipeline (the linear pipeline, LP), linear, topo, ring
+#                         pipeline (the linear pipeline, LP), linear, topo, ring,
+#                         recursive_doubling
 #   hanx:FILE             hanx with the tuning file FILE (collx-tune output),
 #                         labelled hanx:BASENAME
 #   LABEL=K=V[,K=V...]    anything else: mpirun --mca K V ... under LABEL

@@ -22,16 +22,17 @@ tune_small() {
 }
 step "collx-tune writes a tuning file and its model (2 synthetic nodes x 2)" tune_small
 # the front door's flat collx trees are measured too (default pipeline,
-# knomial, topo, ring): a curve of each for every pipelined collective in
-# the model (the ring's for allreduce alone: its bcast and reduce are the
-# pipeline chain); split rails too (2 nodes of 2: hanx runs them), a curve of
+# knomial, topo, ring, recursive_doubling): a curve of each for every
+# pipelined collective in the model (the ring's and recursive doubling's for
+# allreduce alone: their bcast and reduce are the pipeline chain and the
+# binomial tree); split rails too (2 nodes of 2: hanx runs them), a curve of
 # allreduce and of reduce_scatter_block alone; the others (measured whole)
 # have previous and hierarchical curves only, the barrier one point at size 0
 flat_curves() {
     python3 - "$work/t.model.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m["flat_trees"] == ["pipeline", "knomial", "topo", "ring"], m["flat_trees"]
+assert m["flat_trees"] == ["pipeline", "knomial", "topo", "ring", "recursive_doubling"], m["flat_trees"]
 assert m["version"] == 7 and m["split_rails"] is True, (m["version"], m.get("split_rails"))
 piped = ["bcast", "reduce", "allreduce"]
 whole = ["allgather", "alltoall", "barrier", "reduce_scatter_block"]
@@ -39,7 +40,7 @@ assert sorted(m["collectives"]) == sorted(piped + whole), list(m["collectives"])
 for name in piped:
     c = m["collectives"][name]
     for t in m["flat_trees"]:
-        if t == "ring" and name != "allreduce":
+        if t in ("ring", "recursive_doubling") and name != "allreduce":
             assert t not in c["flat"], (name, c["flat"])
         else:
             assert len(c["flat"][t]) >= 5, (name, t, c["flat"].get(t))

@@ -390,6 +390,11 @@ START_TEST(flat_trees_become_rules) {
     ck_assert_int_ge(ring, 0);
     ck_assert_uint_eq(configs_for(Coll::Allreduce, 100000, {}, {}, {lp, ring}, false).size(), 3);
     ck_assert_uint_eq(configs_for(Coll::Reduce, 100000, {}, {}, {lp, ring}, false).size(), 2);
+    // and so is recursive doubling (its bcast and reduce are the binomial tree)
+    const int rd = flat_tree("recursive_doubling");
+    ck_assert_int_ge(rd, 0);
+    ck_assert_uint_eq(configs_for(Coll::Allreduce, 100000, {}, {}, {lp, rd}, false).size(), 3);
+    ck_assert_uint_eq(configs_for(Coll::Bcast, 100000, {}, {}, {lp, rd}, false).size(), 2);
     auto v = configs_for(Coll::Bcast, 100000, {65536}, {Levels{}}, {lp, topo, ring});
     ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, flat:topo, hier, hier/64K
     ck_assert(v[1].label() == "flat:pipeline" && v[2].label() == "flat:topo");

@@ -62,7 +62,8 @@ struct Options {
     // (collx_tree_kind_t), each a choice of the levels of its own
     std::vector<int> low_trees, up_trees;
     // the front door's flat collx trees measured (collx_tree_kind_t)
-    std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO, COLLX_TREE_RING};
+    std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO, COLLX_TREE_RING,
+                          COLLX_TREE_RECURSIVE_DOUBLING};
     bool split = true;         // split rails measured (where nodes are of one size)
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
@@ -106,7 +107,8 @@ struct Options {
         "                      reduce, allreduce): tree names, all or none (default none)\n"
         "  --up-trees LIST     the same on the node leaders' level (\"up_algorithm\")\n"
         "  --flat LIST         flat collx trees hanx may run a whole call as (\"flat:TREE\"\n"
-        "                      rules): tree names, all or none (default pipeline,knomial,topo,ring)\n"
+        "                      rules): tree names, all or none (default pipeline,knomial,topo,ring,\n"
+        "                      recursive_doubling)\n"
         "  --split yes|no      measure allreduce and reduce_scatter_block as split rails\n"
         "                      (\"split\" rules; default\n"
         "                      yes, where the nodes all have the same number of ranks)\n"

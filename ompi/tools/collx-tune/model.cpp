@@ -145,8 +145,11 @@ std::vector<Config> configs_for(Coll coll, std::uint64_t bytes, const std::vecto
     const bool pipe = pipelined(coll);
     std::vector<Config> v{{true, 0, {}}};
     if (pipe)
-        for (int f : flats)  // (the ring's bcast and reduce are the pipeline chain)
-            if (f != COLLX_TREE_RING || coll == Coll::Allreduce) v.push_back({false, 0, {}, f});
+        for (int f : flats)  // (the ring's bcast and reduce are the pipeline chain,
+                             // recursive doubling's the binomial tree)
+            if ((f != COLLX_TREE_RING && f != COLLX_TREE_RECURSIVE_DOUBLING) ||
+                coll == Coll::Allreduce)
+                v.push_back({false, 0, {}, f});
     if (split && has_split(coll)) v.push_back(Config::split_rails());
     for (const Levels &l : levels) {
         if (!applies(coll, l)) continue;
