@@ -55,6 +55,18 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes) {
     return 0;
 }
 
+// Measured on 2x2 and 4x2 emulated nodes, unlimited and at 1 Gbit/s
+// (docs/benchmarks.md, "Reduce with a collx tree between the leaders"):
+// from 64 KiB the binomial tree beat the leaders' module (tuned's reduce;
+// libnbc's for MPI_Ireduce) at every size on all four, 0.43-0.87 of its
+// time where the links are not the limit, 0.99-1.00 on 2x2 at 1 Gbit/s; at
+// 8 KiB it lost on 2x2 (1.2-1.3x).
+int collx_hier_up_tree(int coll, size_t message_bytes) {
+    return coll == COLLX_COLL_REDUCE && message_bytes >= COLLX_HIER_REDUCE_TREE_MIN_BYTES
+               ? COLLX_TREE_BINOMIAL
+               : -1;
+}
+
 int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks) {
     if (bytes < COLLX_RING_MIN_BYTES || !blocks || nnodes < 2 || size <= nnodes) return 0;
     if (bytes / static_cast<size_t>(size) < COLLX_RING_MIN_CHUNK) return 0;

@@ -235,6 +235,33 @@ root_rail() (  # bcast/reduce from roots that do not lead their node: on the roo
 )
 step "bcast and reduce from roots that do not lead their node run on the root's rail (2x2, blocking and not); coll_hanx_root_rail 0 turns it off" \
     root_rail
+reduce_up_tree() (  # the built-in leaders' level of a reduce from 64 KiB: the collx binomial tree
+    # (its results: the checker's steps with big counts, "hanx checker, 4 ranks as 2x2,
+    # big counts" and "hanx non-blocking, pipelined: 8 KiB segments, big counts", run with it)
+    local ok=0 bytes want levels
+    unset OMPI_MCA_coll_hanx_tuning_file
+    # the edge, in floats on 2 x 2 (one size per run: the levels line names no size)
+    levels() {  # levels BYTES [mpirun args]: the distinct leaders' algorithms of reduce and ireduce
+        local b=$1; shift
+        local_run 120 4 $HANX 2 --mca coll_hanx_socket_level 0 --mca coll_hanx_verbose 10 "$@" \
+            "$COLLX_BUILDDIR/collx-bench" --coll reduce,ireduce --min "$b" --max "$b" --reps 1 \
+            --warmup 0 --time-per-rep 0.000001 2>&1 |
+            sed -nE 's/.*coll:hanx: reduce levels \(innermost first\): [a-z_]+, ([a-z_]+)$/\1/p' | sort -u | tr '\n' ' '
+    }
+    for bytes in 32768 65536 131072; do
+        want="module "; [ "$bytes" -ge 65536 ] && want="binomial "
+        levels=$(levels $bytes)
+        [ "$levels" = "$want" ] || { echo "$bytes bytes: leaders' level \"$levels\", not \"$want\""; ok=1; }
+        # set, even to the default's own value, the parameter decides
+        levels=$(levels $bytes --mca coll_hanx_up_algorithm module)
+        [ "$levels" = "module " ] || { echo "$bytes bytes, up_algorithm module: \"$levels\""; ok=1; }
+    done
+    levels=$(OMPI_MCA_coll_hanx_up_algorithm=knomial levels 131072 -x OMPI_MCA_coll_hanx_up_algorithm)
+    [ "$levels" = "knomial " ] || { echo "up_algorithm knomial from the environment: \"$levels\""; ok=1; }
+    return $ok
+)
+step "built-in reduce and ireduce of 64 KiB or more: the collx binomial tree between the leaders, unless coll_hanx_up_algorithm is set" \
+    reduce_up_tree
 ring_default() (  # the built-in large allreduce: one collx ring over all ranks from 4 nodes of 2, the levels on 2 x 2
     local out ok=0 small
     unset OMPI_MCA_coll_hanx_tuning_file

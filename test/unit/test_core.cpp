@@ -1101,6 +1101,13 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 262144), 32768);
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 1 << 20), 32768);
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLGATHER, 1 << 20), 0);
+    // the leaders' level without a setting: reduce from 64 KiB on the
+    // binomial tree, every other call (and a smaller reduce) on the module
+    ck_assert_int_eq(collx_hier_up_tree(COLLX_COLL_REDUCE, 65535), -1);
+    ck_assert_int_eq(collx_hier_up_tree(COLLX_COLL_REDUCE, 65536), COLLX_TREE_BINOMIAL);
+    ck_assert_int_eq(collx_hier_up_tree(COLLX_COLL_REDUCE, 64u << 20), COLLX_TREE_BINOMIAL);
+    for (int c : {COLLX_COLL_BCAST, COLLX_COLL_ALLREDUCE, COLLX_COLL_ALLGATHER})
+        ck_assert_int_eq(collx_hier_up_tree(c, 1 << 20), -1);
     // the ring's allreduce segment is the reductions' default; its bcast and
     // reduce are the pipeline chain's
     ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_ALLREDUCE, COLLX_TREE_RING, 8 << 20, 17,

@@ -247,6 +247,21 @@ START_TEST(rules_encode_the_best_choices) {
     for (auto &rule : r.rules()) seen.insert(config_of(rule)->label());
     ck_assert_uint_ge(seen.size(), 2);
     ck_assert_str_eq(back.generated_by->c_str(), "unit test");
+    // a hierarchical reduce measured with the leaders' module says so where
+    // hanx's built-in would run its tree (collx_hier_up_tree), and only there
+    bool named = false;
+    for (auto &rule : r.rules()) {
+        const auto c = config_of(rule);
+        if (!c->hierarchical() || c->levels.up_tree >= 0) continue;
+        const bool big = !rule.bytes || !rule.bytes->max ||
+                         collx_hier_up_tree(COLLX_COLL_REDUCE, std::size_t(*rule.bytes->max)) >= 0;
+        const bool want = rule.collective == "reduce" && big;
+        ck_assert_msg(rule.up_algorithm.has_value() == want, "%s rule %s", rule.collective.c_str(),
+                      r.to_string().c_str());
+        if (want) ck_assert_str_eq(rule.up_algorithm->c_str(), "module");
+        named = named || want;
+    }
+    ck_assert(named);
 }
 END_TEST
 
@@ -627,8 +642,13 @@ START_TEST(level_trees_become_rules) {
             const Config want{false, 262144, up_lp};
             ck_assert_msg((tree ? best == want : !best.levels.has_tree()),
                           "%s %llu: %s", name(coll), (unsigned long long)x, best.label().c_str());
-            ck_assert(rule->up_algorithm.has_value() == tree);
+            // (a reduce's leaders' module is named where hanx's built-in tree would run)
+            const bool module = !tree && best.hierarchical() && coll == Coll::Reduce &&
+                                (!rule->bytes || !rule->bytes->max ||
+                                 *rule->bytes->max >= COLLX_HIER_REDUCE_TREE_MIN_BYTES);
+            ck_assert(rule->up_algorithm.has_value() == (tree || module));
             if (tree) ck_assert(*rule->up_algorithm == "pipeline" && *rule->segment_bytes == 262144);
+            if (module) ck_assert(*rule->up_algorithm == "module");
         }
     // config_of as hanx reads a rule: "module" is not saying it, a tree
     // on a collective without tree stages is its module, unknown names none

@@ -571,6 +571,13 @@ int collx_glue_tree_choice(const char *text, const char *extra)
     return k >= 0 ? k : -2;
 }
 
+int collx_glue_var_is_default(int idx)
+{
+    const mca_base_var_t *var = NULL;
+    return idx >= 0 && OPAL_SUCCESS == mca_base_var_get(idx, &var) && NULL != var &&
+           MCA_BASE_VAR_SOURCE_DEFAULT == var->mbv_source;
+}
+
 static int register_choice(const mca_base_component_t *comp, const char *name, const char *help,
                            int deflt, mca_base_var_info_lvl_t level, int *storage,
                            const char *extra, char *const **text)

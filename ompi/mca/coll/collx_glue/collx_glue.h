@@ -225,6 +225,11 @@ int collx_glue_register_tree_setting(const mca_base_component_t *comp, const cha
  * for anything else. */
 int collx_glue_tree_choice(const char *text, const char *extra);
 
+/* 1 when the MCA variable of index `idx` still holds its default value
+ * (set neither on the command line, the environment, a file nor through
+ * MPI_T), 0 otherwise or when idx is not a variable. */
+int collx_glue_var_is_default(int idx);
+
 /* Register a string MCA variable holding an ompi_comm_coll_preference list
  * for the component's own sub-communicators ("a,b,^c": a and b preferred,
  * c excluded).  A list that prefers the component or does not exclude it

@@ -68,6 +68,7 @@ typedef struct mca_coll_hanx_component_t {
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     int root_rail;         /* bcast/reduce from a non-leader root on its rail (1) */
     char *const *up_text;  /* coll_hanx_up_algorithm's: the same for the leaders' level */
+    int up_var;            /* its MCA variable (left at its default: collx_hier_up_tree) */
     /* coll_hanx_flat_algorithm's current text (settable: read when a
      * communicator's hierarchy is built, into flat_default) */
     char *const *flat_text;

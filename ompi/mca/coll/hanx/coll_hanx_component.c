@@ -163,10 +163,11 @@ static int hanx_register(void)
         "binomial there).  Read "
         "at every call; settable through MPI_T (collx-tune measures the levels' trees so)",
         "module", -1, OPAL_INFO_LVL_5, &c->low_text);
-    collx_glue_register_tree_setting(v, "up_algorithm",
+    c->up_var = collx_glue_register_tree_setting(v, "up_algorithm",
         "Algorithm of the leaders' level (across nodes), as low_algorithm: module (the "
-        "sub-communicator's Open MPI module, up_preference) or a collx tree.  Read at every "
-        "call; settable through MPI_T",
+        "sub-communicator's Open MPI module, up_preference) or a collx tree.  Left at its "
+        "default (set nowhere), a reduce or ireduce of 64 KiB or more runs the collx binomial "
+        "tree there (hanx's built-in choice).  Read at every call; settable through MPI_T",
         "module", -1, OPAL_INFO_LVL_5, &c->up_text);
     collx_glue_register_tree_setting(v, "flat_algorithm",
         "none, or a collx tree that runs every bcast, reduce and allreduce (blocking and not) "
