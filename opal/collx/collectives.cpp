@@ -57,14 +57,19 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes) {
 
 // Measured on 2x2 and 4x2 emulated nodes, unlimited and at 1 Gbit/s
 // (docs/benchmarks.md, "Reduce with a collx tree between the leaders"):
-// from 64 KiB the binomial tree beat the leaders' module (tuned's reduce;
-// libnbc's for MPI_Ireduce) at every size on all four, 0.43-0.87 of its
-// time where the links are not the limit, 0.99-1.00 on 2x2 at 1 Gbit/s; at
-// 8 KiB it lost on 2x2 (1.2-1.3x).
-int collx_hier_up_tree(int coll, size_t message_bytes) {
-    return coll == COLLX_COLL_REDUCE && message_bytes >= COLLX_HIER_REDUCE_TREE_MIN_BYTES
-               ? COLLX_TREE_BINOMIAL
-               : -1;
+// from 64 KiB the binomial tree between the leaders beat their module
+// (tuned's reduce) at every size on all four, 0.43-0.87 of its time where
+// the links are not the limit, 0.99-1.00 on 2x2 at 1 Gbit/s; at 8 KiB it
+// lost on 2x2 (1.2-1.3x).  Non-blocking, on 4x2: the trees on both levels
+// took 0.44-0.68 of the modules' (libnbc's) time for MPI_Ireduce at 1 KiB -
+// 1 MiB, and 0.59-0.92 for MPI_Iallreduce at 1-64 KiB (from 256 KiB, mixed).
+int collx_hier_level_tree(int coll, size_t message_bytes, int up, int nonblocking) {
+    const bool reduce = coll == COLLX_COLL_REDUCE;
+    if (nonblocking && (reduce || (coll == COLLX_COLL_ALLREDUCE &&
+                                   message_bytes < COLLX_HIER_NB_TREES_MAX_BYTES)))
+        return COLLX_TREE_BINOMIAL;
+    return reduce && up && message_bytes >= COLLX_HIER_REDUCE_TREE_MIN_BYTES ? COLLX_TREE_BINOMIAL
+                                                                            : -1;
 }
 
 int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks) {

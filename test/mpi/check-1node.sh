@@ -235,33 +235,45 @@ root_rail() (  # bcast/reduce from roots that do not lead their node: on the roo
 )
 step "bcast and reduce from roots that do not lead their node run on the root's rail (2x2, blocking and not); coll_hanx_root_rail 0 turns it off" \
     root_rail
-reduce_up_tree() (  # the built-in leaders' level of a reduce from 64 KiB: the collx binomial tree
-    # (its results: the checker's steps with big counts, "hanx checker, 4 ranks as 2x2,
-    # big counts" and "hanx non-blocking, pipelined: 8 KiB segments, big counts", run with it)
-    local ok=0 bytes want levels
+level_trees_default() (  # the built-in collx trees on the levels, where coll_hanx_low/up_algorithm are left at their defaults
+    # (their results: the checker's steps with big counts, "hanx checker, 4 ranks as 2x2,
+    # big counts" and "hanx non-blocking, pipelined: 8 KiB segments, big counts", and every
+    # hanx checker step with reduce, ireduce or iallreduce, run with them)
+    local ok=0
     unset OMPI_MCA_coll_hanx_tuning_file
-    # the edge, in floats on 2 x 2 (one size per run: the levels line names no size)
-    levels() {  # levels BYTES [mpirun args]: the distinct leaders' algorithms of reduce and ireduce
-        local b=$1; shift
+    levels() {  # levels COLL BYTES [mpirun args]: the distinct "low, up" algorithms of COLL's calls on 2 x 2
+        local coll=$1 b=$2; shift 2
         local_run 120 4 $HANX 2 --mca coll_hanx_socket_level 0 --mca coll_hanx_verbose 10 "$@" \
-            "$COLLX_BUILDDIR/collx-bench" --coll reduce,ireduce --min "$b" --max "$b" --reps 1 \
+            "$COLLX_BUILDDIR/collx-bench" --coll "$coll" --min "$b" --max "$b" --reps 1 \
             --warmup 0 --time-per-rep 0.000001 2>&1 |
-            sed -nE 's/.*coll:hanx: reduce levels \(innermost first\): [a-z_]+, ([a-z_]+)$/\1/p' | sort -u | tr '\n' ' '
+            sed -nE "s/.*coll:hanx: ${coll#i} levels \(innermost first\): ([a-z_]+, [a-z_]+)\$/\1/p" |
+            sort -u | tr '\n' ';'
     }
-    for bytes in 32768 65536 131072; do
-        want="module "; [ "$bytes" -ge 65536 ] && want="binomial "
-        levels=$(levels $bytes)
-        [ "$levels" = "$want" ] || { echo "$bytes bytes: leaders' level \"$levels\", not \"$want\""; ok=1; }
-        # set, even to the default's own value, the parameter decides
-        levels=$(levels $bytes --mca coll_hanx_up_algorithm module)
-        [ "$levels" = "module " ] || { echo "$bytes bytes, up_algorithm module: \"$levels\""; ok=1; }
-    done
-    levels=$(OMPI_MCA_coll_hanx_up_algorithm=knomial levels 131072 -x OMPI_MCA_coll_hanx_up_algorithm)
-    [ "$levels" = "knomial " ] || { echo "up_algorithm knomial from the environment: \"$levels\""; ok=1; }
+    expect() {  # expect WANT COLL BYTES [mpirun args]
+        local want=$1 got; shift
+        got=$(levels "$@")
+        [ "$got" = "$want;" ] || { echo "$*: levels \"$got\", not \"$want\""; ok=1; }
+    }
+    # blocking reduce: the tree between the leaders from 64 KiB (two of its segments)
+    expect "module, module" reduce 32768
+    expect "module, binomial" reduce 65536
+    expect "module, binomial" reduce 131072
+    expect "module, module" allreduce 1024
+    # non-blocking: the tree on both levels, ireduce at every size, iallreduce below 256 KiB
+    expect "binomial, binomial" ireduce 1024
+    expect "binomial, binomial" ireduce 131072
+    expect "binomial, binomial" iallreduce 1024
+    expect "binomial, binomial" iallreduce 131072
+    expect "module, module" iallreduce 262144
+    # set, even to the default's own value, a parameter decides its level
+    expect "module, module" reduce 131072 --mca coll_hanx_up_algorithm module
+    expect "binomial, module" ireduce 1024 --mca coll_hanx_up_algorithm module
+    expect "module, module" ireduce 1024 --mca coll_hanx_up_algorithm module --mca coll_hanx_low_algorithm module
+    OMPI_MCA_coll_hanx_up_algorithm=knomial expect "module, knomial" reduce 131072 -x OMPI_MCA_coll_hanx_up_algorithm
     return $ok
 )
-step "built-in reduce and ireduce of 64 KiB or more: the collx binomial tree between the leaders, unless coll_hanx_up_algorithm is set" \
-    reduce_up_tree
+step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, ireduce and iallreduce below 256 KiB on both; a set coll_hanx_low/up_algorithm decides" \
+    level_trees_default
 ring_default() (  # the built-in large allreduce: one collx ring over all ranks from 4 nodes of 2, the levels on 2 x 2
     local out ok=0 small
     unset OMPI_MCA_coll_hanx_tuning_file
@@ -275,11 +287,13 @@ ring_default() (  # the built-in large allreduce: one collx ring over all ranks 
         { echo "no big allreduce on the ring"; ok=1; }
     small=$(echo "$out" | grep -E "coll:hanx: i?allreduce count [0-9]+ on .*: one collx ring tree" | grep -vc "count 300007 ")
     [ "$small" = 0 ] || { echo "$small small allreduces on the ring"; ok=1; }
+    # (the leaders' level set to its module: left at its default, an iallreduce below 256 KiB
+    # runs the collx binomial tree there, and larger ones have stages of 32 KiB)
     out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_model_measure 0 \
-          "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
+          --mca coll_hanx_up_algorithm module "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -q "ring tree" && { echo "2 x 2 took the ring"; ok=1; }
-    # a non-blocking one's leaders' allreduce of 64 KiB or more: the collx ring, not libnbc's in-place binomial
+    # a non-blocking one's leaders' allreduce of 64 KiB or more on the module: the collx ring, not libnbc's in-place binomial
     echo "$out" | grep -q "coll:hanx: iallreduce on MPI_COMM_WORLD: the leaders' allreduce on the collx ring" ||
         { echo "no iallreduce with the leaders' allreduce on the ring"; ok=1; }
     echo "$out" | grep -Eq "coll:hanx: allreduce count 300007 on [^:]*$" || { echo "2 x 2: no big allreduce on the levels"; ok=1; }

@@ -1101,13 +1101,25 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 262144), 32768);
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLREDUCE, 1 << 20), 32768);
     ck_assert_uint_eq(collx_hier_segment_bytes(COLLX_COLL_ALLGATHER, 1 << 20), 0);
-    // the leaders' level without a setting: reduce from 64 KiB on the
-    // binomial tree, every other call (and a smaller reduce) on the module
-    ck_assert_int_eq(collx_hier_up_tree(COLLX_COLL_REDUCE, 65535), -1);
-    ck_assert_int_eq(collx_hier_up_tree(COLLX_COLL_REDUCE, 65536), COLLX_TREE_BINOMIAL);
-    ck_assert_int_eq(collx_hier_up_tree(COLLX_COLL_REDUCE, 64u << 20), COLLX_TREE_BINOMIAL);
+    // the levels without a setting: a blocking reduce from 64 KiB on the
+    // binomial tree between the leaders, the modules below them and for
+    // every other blocking call (and a smaller reduce)
+    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 65535, 1, 0), -1);
+    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 65536, 1, 0), COLLX_TREE_BINOMIAL);
+    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 1, 0), COLLX_TREE_BINOMIAL);
+    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 0, 0), -1);
     for (int c : {COLLX_COLL_BCAST, COLLX_COLL_ALLREDUCE, COLLX_COLL_ALLGATHER})
-        ck_assert_int_eq(collx_hier_up_tree(c, 1 << 20), -1);
+        for (int up : {0, 1}) ck_assert_int_eq(collx_hier_level_tree(c, 1 << 20, up, 0), -1);
+    // non-blocking: ireduce on the tree on every level at every size,
+    // iallreduce below 256 KiB, ibcast on the modules
+    for (int up : {0, 1}) {
+        for (std::size_t b : {std::size_t{0}, std::size_t{8}, std::size_t{65535}, std::size_t{64u << 20}})
+            ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, b, up, 1), COLLX_TREE_BINOMIAL);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262143, up, 1),
+                         COLLX_TREE_BINOMIAL);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262144, up, 1), -1);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_BCAST, 8, up, 1), -1);
+    }
     // the ring's allreduce segment is the reductions' default; its bcast and
     // reduce are the pipeline chain's
     ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_ALLREDUCE, COLLX_TREE_RING, 8 << 20, 17,

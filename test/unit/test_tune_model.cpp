@@ -248,13 +248,13 @@ START_TEST(rules_encode_the_best_choices) {
     ck_assert_uint_ge(seen.size(), 2);
     ck_assert_str_eq(back.generated_by->c_str(), "unit test");
     // a hierarchical reduce measured with the leaders' module says so where
-    // hanx's built-in would run its tree (collx_hier_up_tree), and only there
+    // hanx's built-in would run its tree (collx_hier_level_tree), and only there
     bool named = false;
     for (auto &rule : r.rules()) {
         const auto c = config_of(rule);
         if (!c->hierarchical() || c->levels.up_tree >= 0) continue;
         const bool big = !rule.bytes || !rule.bytes->max ||
-                         collx_hier_up_tree(COLLX_COLL_REDUCE, std::size_t(*rule.bytes->max)) >= 0;
+                         collx_hier_level_tree(COLLX_COLL_REDUCE, std::size_t(*rule.bytes->max), 1, 0) >= 0;
         const bool want = rule.collective == "reduce" && big;
         ck_assert_msg(rule.up_algorithm.has_value() == want, "%s rule %s", rule.collective.c_str(),
                       r.to_string().c_str());

@@ -325,14 +325,16 @@ Rules Model::rules() const {
             if (!l.up.empty()) rule.up = l.up;
             // (where the rule names none, hanx runs coll_hanx_low/up_algorithm:
             // "module" unless the job says otherwise -- and, left at its
-            // default, the leaders' built-in tree from collx_hier_up_tree's
-            // sizes on, so a module measured there is named)
+            // default, the leaders' built-in tree from collx_hier_level_tree's
+            // sizes on, so a module measured there is named; collx-tune
+            // measures blocking calls, whose levels below keep the module)
             if (l.low_tree >= 0) rule.low_algorithm = level_algorithm(l.low_tree);
             if (l.up_tree >= 0) rule.up_algorithm = level_algorithm(l.up_tree);
             else if (x.c.hierarchical() && pipelined(coll) &&
-                     collx_hier_up_tree(static_cast<int>(coll),
-                                        i + 1 == runs.size() && cap == ~0ULL ? ~std::size_t{0}
-                                                                             : std::size_t(x.hi)) >= 0)
+                     collx_hier_level_tree(static_cast<int>(coll),
+                                           i + 1 == runs.size() && cap == ~0ULL ? ~std::size_t{0}
+                                                                                : std::size_t(x.hi),
+                                           1, 0) >= 0)
                 rule.up_algorithm = "module";
             rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
             r.add(rule);

@@ -68,7 +68,8 @@ typedef struct mca_coll_hanx_component_t {
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     int root_rail;         /* bcast/reduce from a non-leader root on its rail (1) */
     char *const *up_text;  /* coll_hanx_up_algorithm's: the same for the leaders' level */
-    int up_var;            /* its MCA variable (left at its default: collx_hier_up_tree) */
+    int up_var;            /* its MCA variable (left at its default: collx_hier_level_tree) */
+    int low_var;           /* coll_hanx_low_algorithm's (the same) */
     /* coll_hanx_flat_algorithm's current text (settable: read when a
      * communicator's hierarchy is built, into flat_default) */
     char *const *flat_text;
@@ -363,7 +364,7 @@ struct hanx_choice {
     int flat_tree;         /* "flat:TREE": the whole call as that collx tree; else -1 */
 };
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
-                          hanx_choice_t *out);
+                          int nonblocking, hanx_choice_t *out);
 int mca_coll_hanx_tuning_open(void);
 void mca_coll_hanx_tuning_close(void);
 

@@ -155,7 +155,7 @@ static int hanx_register(void)
         1, 0, 1, OPAL_INFO_LVL_5, &c->root_rail);
     /* (settable: read at every call, so that collx-tune can measure the
      * levels' trees on one communicator) */
-    collx_glue_register_tree_setting(v, "low_algorithm",
+    c->low_var = collx_glue_register_tree_setting(v, "low_algorithm",
         "Algorithm of the levels below the leaders' in bcast, reduce, allreduce (blocking and "
         "not): module = the sub-communicator's Open MPI module (low_preference), or a collx "
         "tree run by hanx itself, event-driven on the PML: binomial, in_order_binomial, binary, "

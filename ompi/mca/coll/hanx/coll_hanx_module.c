@@ -715,7 +715,7 @@ static hanx_view_t *choose_view(mca_coll_hanx_module_t *m, struct ompi_communica
                                 const char *form, const char *collective, size_t bytes,
                                 hanx_choice_t *ch, int may_create)
 {
-    mca_coll_hanx_choose(m, collective, bytes, ch);
+    mca_coll_hanx_choose(m, collective, bytes, 'i' == form[0], ch);
     if (NULL == ch->algorithm || strcmp(ch->algorithm, "previous"))
         return use_view(m, comm, ch->low, ch->up, may_create);
     HANX_LOG(10, "coll:hanx: %s%s of %zu bytes on %s: previous module (tuning)", form, collective,

@@ -168,7 +168,7 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
 }
 
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
-                          hanx_choice_t *out)
+                          int nonblocking, hanx_choice_t *out)
 {
     collx_rule_t rule;
     out->algorithm = default_algorithm(collective, bytes);
@@ -177,10 +177,14 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     out->low = out->up = NULL;
     out->low_tree = level_tree(&low_algorithm, *mca_coll_hanx_component.low_text, "low_algorithm");
     out->up_tree = level_tree(&up_algorithm, *mca_coll_hanx_component.up_text, "up_algorithm");
-    /* (a rule's up_algorithm, below, decides over this) */
-    if (out->up_tree < 0 && collx_hier_up_tree(coll, bytes) >= 0 &&
+    /* a parameter left at its default: the built-in level algorithm (a
+     * rule's low/up_algorithm, below, decides over it) */
+    if (out->low_tree < 0 && collx_hier_level_tree(coll, bytes, 0, nonblocking) >= 0 &&
+        collx_glue_var_is_default(mca_coll_hanx_component.low_var))
+        out->low_tree = collx_hier_level_tree(coll, bytes, 0, nonblocking);
+    if (out->up_tree < 0 && collx_hier_level_tree(coll, bytes, 1, nonblocking) >= 0 &&
         collx_glue_var_is_default(mca_coll_hanx_component.up_var))
-        out->up_tree = collx_hier_up_tree(coll, bytes);
+        out->up_tree = collx_hier_level_tree(coll, bytes, 1, nonblocking);
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
     out->flat_tree = has_flat(collective) && 0 == mca_coll_hanx_component.default_algorithm
                          ? m->flat_default : -1;

@@ -147,15 +147,21 @@ size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P,
  * and reduce in 64 KiB segments from 512 KiB messages on, allreduce in
  * 32 KiB segments from 256 KiB on; 0 (one segment) otherwise. */
 size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
-/* hanx's built-in algorithm of the node leaders' level where
- * coll_hanx_up_algorithm is left at its default and no tuning rule names
- * one: the collx binomial tree (a collx_tree_kind_t) for reduce (blocking
- * and not) of COLLX_HIER_REDUCE_TREE_MIN_BYTES or more -- two segments of
- * the tree's 32 KiB or more, pipelined between the nodes --, -1 (the
- * leaders' module) otherwise.  A fixed tree per size: the folding order
- * depends on the shape and the size alone. */
+/* hanx's built-in algorithm of a level where coll_hanx_low_algorithm
+ * (up = 0: the levels below the node leaders') or coll_hanx_up_algorithm
+ * (up = 1: the leaders' level) is left at its default and no tuning rule
+ * names one: a collx_tree_kind_t, or -1 for the level's module.
+ * - the collx binomial tree between the leaders for a reduce of
+ *   COLLX_HIER_REDUCE_TREE_MIN_BYTES or more -- two segments of the tree's
+ *   32 KiB or more, pipelined between the nodes;
+ * - non-blocking (MPI_Ireduce at every size, MPI_Iallreduce below
+ *   COLLX_HIER_NB_TREES_MAX_BYTES): the binomial tree on every level, where
+ *   the modules' i-collectives (Open MPI's libnbc) cost a schedule each.
+ * A fixed tree per call and size: the folding order depends on the shape
+ * and the size alone. */
 #define COLLX_HIER_REDUCE_TREE_MIN_BYTES 65536
-int collx_hier_up_tree(int coll, size_t message_bytes);
+#define COLLX_HIER_NB_TREES_MAX_BYTES 262144
+int collx_hier_level_tree(int coll, size_t message_bytes, int up, int nonblocking);
 /* hanx's built-in choice of an allreduce without a tuning file's rule: 1
  * for one collx ring over all `size` ranks (COLLX_TREE_RING), 0 for its
  * levels.  The ring from COLLX_RING_MIN_BYTES where the ranks are in
