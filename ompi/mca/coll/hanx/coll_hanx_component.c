@@ -160,14 +160,16 @@ static int hanx_register(void)
         "not): module = the sub-communicator's Open MPI module (low_preference), or a collx "
         "tree run by hanx itself, event-driven on the PML: binomial, in_order_binomial, binary, "
         "knomial, chain, pipeline (linear pipelining), linear, ring, recursive_doubling (topo: as "
-        "binomial there).  Read "
+        "binomial there).  Left at its default (set nowhere), an ireduce, or an iallreduce "
+        "below 256 KiB, runs the collx binomial tree there (hanx's built-in choice).  Read "
         "at every call; settable through MPI_T (collx-tune measures the levels' trees so)",
         "module", -1, OPAL_INFO_LVL_5, &c->low_text);
     c->up_var = collx_glue_register_tree_setting(v, "up_algorithm",
         "Algorithm of the leaders' level (across nodes), as low_algorithm: module (the "
         "sub-communicator's Open MPI module, up_preference) or a collx tree.  Left at its "
-        "default (set nowhere), a reduce or ireduce of 64 KiB or more runs the collx binomial "
-        "tree there (hanx's built-in choice).  Read at every call; settable through MPI_T",
+        "default (set nowhere), a reduce of 64 KiB or more, an ireduce and an iallreduce below "
+        "256 KiB run the collx binomial tree there (hanx's built-in choice).  Read at every "
+        "call; settable through MPI_T",
         "module", -1, OPAL_INFO_LVL_5, &c->up_text);
     collx_glue_register_tree_setting(v, "flat_algorithm",
         "none, or a collx tree that runs every bcast, reduce and allreduce (blocking and not) "
