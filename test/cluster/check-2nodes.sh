@@ -9,8 +9,8 @@ export COLLX_CLUSTER_TAG="t$$"  # our runs' namespaces: cxt<pid>p<pid>-*
 nodes() { "$CLUSTER" "$@"; }
 
 step "adaptx serves MPI_Bcast on 2 nodes" served_by adaptx bcast nodes -n 2 -m 2 --timeout 120 --
-step "adaptx checker, 2x2, every collective, $MATRIX_NAME + big counts" \
-    nodes -n 2 -m 2 --timeout 600 -- --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" $MATRIX --big
+step "adaptx checker, 2x2, every collective, $HALF2_NAME + big counts" \
+    nodes -n 2 -m 2 --timeout 600 -- --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" $HALF2 --big
 for tree in $ADAPTX_TREES; do
     step "adaptx $tree tree, 3+1 round-robin, every collective" \
         adaptx_tree $tree nodes -n 2 --slots 3,1 --timeout 300 -- --map-by node
@@ -44,16 +44,16 @@ views() {  # views yes|no: with or without test/mpi/tuning/views.json
 step "hanx honours a rule's low/up: sub-communicators per pair, adaptx serves there, results checked" \
     views yes
 step "... and without those rules adaptx serves nothing (the control)" views no
-step "hanx checker, 2x2, every blocking collective, $MATRIX_NAME" \
-    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls blocking $MATRIX
+step "hanx checker, 2x2, every blocking collective, $HALF2_NAME" \
+    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls blocking $HALF2
 step "hanx checker, 2x2, big counts (pipelined bcast/reduce/allreduce, allgather, alltoall)" \
     nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" \
     --colls bcast,reduce,allreduce,allgather,alltoall --quick --big
 step "persistent collectives under hanx (2x2) and adaptx (3+1 round-robin), started 3 times each with new data" \
     eval 'nodes -n 2 -m 2 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls persistent &&
           nodes -n 2 --slots 3,1 --timeout 300 -- --map-by node --mca coll_adaptx_priority 100 "$CHECKER" --quick --colls persistent'
-step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 2x2, $MATRIX_NAME" \
-    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls "$HANX_NB" $MATRIX
+step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 2x2, $HALF2_NAME" \
+    nodes -n 2 -m 2 --timeout 900 -- --mca coll_hanx_priority 100 "$CHECKER" --colls "$HANX_NB" $HALF2
 step "hanx non-blocking, 3+1 (imbalanced)" \
     nodes -n 2 --slots 3,1 --timeout 300 -- --mca coll_hanx_priority 100 "$CHECKER" --quick --colls "$HANX_NB" --seed 13
 step "hanx non-blocking, 3+2 round-robin, pipelined with small segments" \

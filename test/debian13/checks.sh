@@ -25,8 +25,7 @@ if [ "$listed" = 2 ]; then
 else
     failed=$((failed + 1)); echo "FAIL: ompi_info lists $listed of coll/hanx, coll/adaptx"
 fi
-# the checker's quick matrix in the long steps (the full ones run on 4.1),
-# which keeps the whole CI within an hour on 2 cores
+# the checker's quick matrix in the long steps (the full ones run on 4.1)
 COLLX_QUICK=${COLLX_QUICK:-1} make -j1 check TESTS="$(echo $TESTS)" >/tmp/collx-check.log 2>&1
 rc=$?
 . contrib/tally.sh

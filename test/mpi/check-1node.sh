@@ -22,8 +22,20 @@ step "the components carry no simulator or tuner code" no_tools_inside
 for coll in bcast reduce allreduce ibcast ireduce iallreduce; do
     step "adaptx serves MPI_${coll^}" served_by adaptx $coll local_run 60 4
 done
-step "adaptx checker, 4 ranks, every collective, $MATRIX_NAME + big counts" \
-    local_run 600 4 --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" $MATRIX --big
+# --- the checker's halves (the full matrix is split between this script and
+# check-2nodes): disjoint parts that add up to the whole, each not empty
+passed_of() { "$@" | sed -n 's/^collx_check: \([0-9]*\) passed, 0 failed$/\1/p'; }
+halves_add_up() {
+    local args="--quick --colls bcast,allgather" whole a b
+    whole=$(passed_of local_run 120 4 "$CHECKER" $args)
+    a=$(passed_of local_run 120 4 "$CHECKER" $args --part 0/2)
+    b=$(passed_of local_run 120 4 "$CHECKER" $args --part 1/2)
+    echo "whole $whole, halves $a + $b"
+    [ -n "$whole" ] && [ "${a:-0}" -gt 0 ] && [ "${b:-0}" -gt 0 ] && [ $((a + b)) = "$whole" ]
+}
+step "the checker's --part 0/2 and 1/2 add up to its whole matrix" halves_add_up
+step "adaptx checker, 4 ranks, every collective, $HALF1_NAME + big counts" \
+    local_run 600 4 --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" $HALF1 --big
 for tree in $ADAPTX_TREES; do
     step "adaptx $tree tree, 5 ranks, every collective" adaptx_tree $tree local_run 300 5
 done
@@ -71,10 +83,10 @@ for coll in $HANX_COLLS; do
     step "hanx serves MPI_${coll^} (synthetic 2-rank nodes)" \
         served_by hanx $coll local_run 60 4 --mca coll_hanx_ranks_per_node 2
 done
-step "hanx checker, 4 ranks as 2x2, every blocking collective, $MATRIX_NAME" \
-    local_run 900 4 $HANX 2 "$CHECKER" --colls blocking $MATRIX
-step "hanx checker, 4 ranks as 2x2, big counts (pipelined bcast/reduce/allreduce)" \
-    local_run 900 4 $HANX 2 "$CHECKER" --colls bcast,reduce,allreduce $MATRIX --big
+step "hanx checker, 4 ranks as 2x2, every blocking collective, $HALF1_NAME" \
+    local_run 900 4 $HANX 2 "$CHECKER" --colls blocking $HALF1
+step "hanx checker, 4 ranks as 2x2, big counts (pipelined bcast/reduce/allreduce), $MATRIX_NAME" \
+    local_run 900 4 $HANX 2 "$CHECKER" --colls bcast,reduce,allreduce $MATRIX --big-only
 step "hanx checker, 5 ranks as 2+2+1 (imbalanced)" \
     local_run 300 5 $HANX 2 "$CHECKER" --quick --colls blocking --seed 3
 step "hanx checker, 7 ranks round-robin on 3 nodes (3+2+2)" \
@@ -421,8 +433,8 @@ hanx_serves_nb() {  # hanx_serves_nb COLL: served once the hierarchy is built
 for coll in ibcast ireduce iallreduce iallgather; do
     step "hanx serves MPI_${coll^} (synthetic 2-rank nodes)" hanx_serves_nb $coll
 done
-step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 4 ranks as 2x2, $MATRIX_NAME" \
-    local_run 900 4 $HANX 2 "$CHECKER" --colls "$HANX_NB" $MATRIX
+step "hanx non-blocking (ibcast, ireduce, iallreduce, iallgather, overlapped), 4 ranks as 2x2, $HALF1_NAME" \
+    local_run 900 4 $HANX 2 "$CHECKER" --colls "$HANX_NB" $HALF1
 step "hanx non-blocking, 5 ranks as 2+2+1 (imbalanced)" \
     local_run 300 5 $HANX 2 "$CHECKER" --quick --colls "$HANX_NB" --seed 3
 step "hanx non-blocking, 7 ranks round-robin on 3 nodes" \
@@ -434,9 +446,11 @@ step "hanx non-blocking, 3 levels, imbalanced: 7 ranks as (3+1) + 3" \
 step "hanx non-blocking, pipelined: tiny segments, 6 ranks as 3x2" \
     local_run 300 6 $HANX 2 --mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 \
     --mca coll_hanx_allreduce_segment_size 24 "$CHECKER" --quick --colls "$HANX_NB" --seed 11
-step "hanx non-blocking, pipelined: 8 KiB segments, big counts, 6 ranks as 3x2" \
+# (counts of 40,000 elements: 20 to 200 segments, many times the window in
+# flight; the default 300,007 took 140 s of CI for no other path)
+step "hanx non-blocking, pipelined: 8 KiB segments, counts of 40,000 elements, 6 ranks as 3x2" \
     local_run 600 6 $HANX 2 --mca coll_hanx_bcast_segment_size 8192 --mca coll_hanx_reduce_segment_size 8000 \
-    --mca coll_hanx_allreduce_segment_size 8192 "$CHECKER" --quick --colls "$HANX_NB" --big --seed 11
+    --mca coll_hanx_allreduce_segment_size 8192 "$CHECKER" --quick --colls "$HANX_NB" --big --big-count 40000 --seed 11
 step "hanx: persistent collectives, each started 3 times with new data, 4 ranks as 2x2" \
     local_run 300 4 $HANX 2 "$CHECKER" --quick --colls persistent
 step "hanx over adaptx sub-communicators, 6 ranks as 3x2" \

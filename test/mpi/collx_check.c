@@ -26,7 +26,8 @@
  * first proves the barrier let them out early.
  *
  *   collx_check [--quick] [--colls LIST] [--seed N] [--max-count N] [--big]
- *               [--self-test] [--known-bugs] [--stderr DIR]
+ *               [--big-only] [--big-count N] [--part K/N] [--self-test] [--known-bugs]
+ *               [--stderr DIR]
  *
  * LIST: any of bcast,reduce,allreduce,allgather,allgatherv,gather,gatherv,
  * scatter,scatterv,barrier,reduce_scatter,reduce_scatter_block,scan,exscan,
@@ -38,6 +39,13 @@
  * the persistent collectives (MPI-4 MPI_Bcast_init, ...; Open MPI 4.1's
  * MPIX_*_init): each request is made once and started three times, the data
  * changed before every start and the result checked after it.
+ *
+ * --big adds a count of 300007 elements (--big-count N: N) to every
+ * datatype; --big-only runs that count alone.  --part K/N runs the K-th of N disjoint parts of the
+ * matrix (K from 0): the (communicator, datatype, count) cases are dealt
+ * out along diagonals (each part gets every count on some datatypes), so N runs with K = 0..N-1 run every case once between them
+ * (the test scripts split the full matrix between one node and emulated
+ * nodes).
  *
  * --self-test corrupts one element of one result of each collective (on one
  * rank; for barrier: replaces it by nothing once) before verification and
@@ -1455,12 +1463,30 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank_g);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
 
-    int quick = 0, big = 0, known_bugs = 0;
+    int quick = 0, big = 0, big_only = 0, known_bugs = 0, part_k = 0, part_n = 1;
+    size_t big_count = 300007;
     const char *colls = "bcast,reduce,allreduce";  /* the default scripts rely on */
     size_t max_count = 1u << 20;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--big")) big = 1;
+        else if (!strcmp(argv[i], "--big-only")) big = big_only = 1;
+        else if (!strcmp(argv[i], "--big-count") && i + 1 < argc) {
+            char *end;
+            big_count = strtoul(argv[++i], &end, 10);
+            if (*end || big_count == 0) {
+                colls = NULL;
+                break;
+            }
+        }
+        else if (!strcmp(argv[i], "--part") && i + 1 < argc) {
+            char tail;
+            if (sscanf(argv[++i], "%d/%d%c", &part_k, &part_n, &tail) != 2 || part_n < 1 ||
+                part_k < 0 || part_k >= part_n) {
+                colls = NULL;
+                break;
+            }
+        }
         else if (!strcmp(argv[i], "--verbose")) verbose = 1;
         else if (!strcmp(argv[i], "--self-test")) self_test = 1;
         else if (!strcmp(argv[i], "--known-bugs")) known_bugs = 1;
@@ -1479,8 +1505,10 @@ int main(int argc, char **argv)
     if (!list) {
         if (!wrank_g)
             fprintf(stderr,
-                    "usage: %s [--quick] [--big] [--colls LIST] [--seed N] [--max-count N] "
-                    "[--self-test] [--known-bugs] [--verbose] [--stderr DIR]\n"
+                    "usage: %s [--quick] [--big] [--big-only] [--big-count N] [--part K/N] "
+                    "[--colls LIST] "
+                    "[--seed N] [--max-count N] [--self-test] [--known-bugs] [--verbose] "
+                    "[--stderr DIR]\n"
                     "  LIST: comma-separated, of " BLOCKING "," NONBLOCKING "," PERSISTENT "\n"
                     "  or the keywords blocking (the 16 blocking ones), persistent (the p*\n"
                     "  ones) and all (every one);\n"
@@ -1527,7 +1555,6 @@ int main(int argc, char **argv)
     size_t counts_quick[] = {0, 1, 7, 127, 4099};
     size_t *counts = quick ? counts_quick : counts_full;
     int ncounts = quick ? 5 : 12;
-    const size_t big_count = 300007;
 
     /* blocking, non-blocking, persistent: the list's words and the names */
     static const char *form[3][6] = {
@@ -1579,7 +1606,13 @@ int main(int argc, char **argv)
             for (int ci = 0; ci <= ncounts; ++ci) {
                 size_t count = ci < ncounts ? counts[ci] : big_count;
                 if (ci == ncounts && !big) continue;
+                if (ci < ncounts && big_only) continue;
                 if (count > max_count) continue;
+                /* dealt out along diagonals, so that each part gets every count
+                 * (the big one too) on some datatypes and communicators; the same
+                 * on every member (oi: the name's place in order[]) */
+                if ((oi + (unsigned)di + (unsigned)ci) % (unsigned)part_n != (unsigned)part_k)
+                    continue;
                 if (di == 0 && has(list, "overlap")) run_overlap(cm->name, cm->comm, cm->wranks, count);
                 ccase_t k = {.comm = cm->name, .comm_size = size, .d = d, .count = count,
                              .op = -1};
@@ -1703,8 +1736,10 @@ int main(int argc, char **argv)
             tot[0] += theirs[0];
             tot[1] += theirs[1];
         }
-        printf("collx_check: %d ranks, seed %u, collectives %s%s\n", wsize, seed, colls,
-               quick ? " (quick)" : "");
+        printf("collx_check: %d ranks, seed %u, collectives %s%s%s", wsize, seed, colls,
+               quick ? " (quick)" : "", big_only ? " (big count only)" : "");
+        if (part_n > 1) printf(" (part %d of %d)", part_k + 1, part_n);
+        printf("\n");
         printf("collx_check: %ld passed, %ld failed\n", tot[0], tot[1]);
         fflush(stdout);
     } else {
