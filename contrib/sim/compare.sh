@@ -15,7 +15,8 @@
 # COLLX_SIM_SOCKET=S: S ranks per socket (S < PER): hanx runs 3 levels
 # (coll_hanx_ranks_per_socket S) and the simulator too (--per-socket S).
 # The last lines give the median of |predicted/measured - 1| over all
-# cells, over those of 4 KiB and more, and per algorithm.
+# cells, over those of 4 KiB and more, and per algorithm, and over hanx's
+# cells predicted with collx binomial trees on its levels (OUTDIR/levels.txt).
 #
 # Short runs on purpose: a shared machine is noisy, read the table as such.
 set -u
@@ -86,3 +87,14 @@ echo "median |predicted/measured - 1|: all $(awk '{ print $3 }' "$out/errors.txt
 for a in binomial pipeline hanx; do
     echo "  $a: all $(awk -v a=$a '$1 == a { print $3 }' "$out/errors.txt" | med), from 4 KiB $(awk -v a=$a '$1 == a && $2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
 done
+# the same hanx cells predicted with a collx binomial tree on every level
+# (the simulator's hanx until stop 30, before it modelled the modules)
+while read -r algo coll bytes med min max; do
+    [ "$algo" = hanx ] || continue
+    r=$root; [ "$coll" = allreduce ] && r=0
+    pred=$("$B/collx-sim" --coll "$coll" --algo hanx:binomial:binomial --ranks $P --per-node "$per" \
+           --per-socket "$sock" --root "$r" --bytes "$bytes" --params "$out/params.json" 2>/dev/null)
+    awk -v c="$coll" -v b="$bytes" -v m="$min" -v p="$pred" \
+        'BEGIN { e = p / m - 1; if (e < 0) e = -e; printf "%s %d %.1f %.1f %.2f %f\n", c, b, m, p, p / m, e }'
+done < "$out/bench.txt" > "$out/levels.txt"
+echo "  hanx with binomial trees on its levels (hanx:binomial:binomial): all $(awk '{ print $6 }' "$out/levels.txt" | med), from 4 KiB $(awk '$2 >= 4096 { print $6 }' "$out/levels.txt" | med)"

@@ -353,6 +353,13 @@ bool parse_tree(const std::string &s, int *out) {
     return false;
 }
 
+bool parse_level(const std::string &s, int *out) {
+    if (s == "module") return *out = kModuleTree, true;
+    return parse_tree(s, out);
+}
+
+const char *level_tree_name(int tree) { return tree == kModuleTree ? "module" : collx_tree_name(tree); }
+
 }  // namespace
 
 bool parse_algo(const std::string &name, Algo *out) {
@@ -372,8 +379,8 @@ bool parse_algo(const std::string &name, Algo *out) {
             const std::string rest = s.substr(5);
             const auto colon = rest.find(':');
             if (colon == std::string::npos) return false;
-            if (!parse_tree(rest.substr(0, colon), &a.low) ||
-                !parse_tree(rest.substr(colon + 1), &a.up))
+            if (!parse_level(rest.substr(0, colon), &a.low) ||
+                !parse_level(rest.substr(colon + 1), &a.up))
                 return false;
             if (a.low == COLLX_TREE_TOPO || a.up == COLLX_TREE_TOPO) return false;
         }
@@ -389,8 +396,8 @@ std::string algo_name(const Algo &a) {
     if (!a.hanx) return collx_tree_name(a.tree);
     const std::string h =
         std::string("hanx") + (a.split ? "-split" : "") + (a.schedule ? "-sched" : "");
-    if (a.low == COLLX_TREE_BINOMIAL && a.up == COLLX_TREE_BINOMIAL) return h;
-    return h + ":" + collx_tree_name(a.low) + ":" + collx_tree_name(a.up);
+    if (a.low == kModuleTree && a.up == kModuleTree) return h;
+    return h + ":" + level_tree_name(a.low) + ":" + level_tree_name(a.up);
 }
 
 std::vector<Algo> all_algos() {
@@ -403,6 +410,7 @@ std::vector<Algo> all_algos() {
     Algo h;
     h.hanx = true;
     v.push_back(h);
+    h.low = COLLX_TREE_BINOMIAL;  // hanx:binomial:pipeline
     h.up = COLLX_TREE_PIPELINE;
     v.push_back(h);
     return v;
@@ -564,6 +572,8 @@ struct HanxCtx {
     ReduceFn *op;
     bool commutative;
     int nlevels;
+    int coll;             // COLLX_COLL_*
+    std::size_t bytes;    // the whole message (count x the type's size)
     std::size_t count, per_seg, nseg, inner_seg;
     int parts = 0;       // split rails: ranks per node (chunks per segment); else 0
     int tag_stride = 1;  // tags per (stage, segment): split rails' groups take parts + 1
@@ -571,6 +581,30 @@ struct HanxCtx {
     std::vector<std::vector<char>> temp;  // accumulators (reduce, data mode)
     std::deque<std::vector<int>> pairs;   // groups of the messages (live as long as the run)
 };
+
+// A level left to Open MPI's module (kModuleTree): the executor tree
+// closest to what coll/tuned's fixed decision (Open MPI 4.1 and 5.0) runs
+// on a communicator of P ranks for `bytes`, unsegmented as tuned runs it.
+// Allreduce: recursive doubling below 8 KiB and for non-commutative ops,
+// above that tuned's reduce-scatter + allgather family (Rabenseifner,
+// ring), which the ring models.  On 4 to 7 ranks, bcast: a tree below
+// 8 KiB, then the root sends to every rank (linear) up to 1 MiB, then a
+// chain; a commutative reduce: every rank sends to the root (tuned's
+// unsegmented chain of fanout 4) from 4 KiB to 64 KiB.  The rest: the
+// binomial tree (tuned's binomial and binary trees differ little on the 2
+// to 4 ranks of the emulated levels).
+int module_tree(int kind, int P, std::size_t bytes, bool commutative) {
+    if (kind == COLLX_HSTEP_ALLREDUCE)
+        return bytes < 8192 || !commutative ? COLLX_TREE_RECURSIVE_DOUBLING : COLLX_TREE_RING;
+    const bool bcast = kind == COLLX_HSTEP_BCAST || kind == COLLX_HSTEP_RECV ||
+                       kind == COLLX_HSTEP_SEND;
+    const bool few = P >= 4 && P < 8;
+    if (bcast && few && bytes >= 8192)
+        return bytes < (std::size_t(1) << 20) ? COLLX_TREE_LINEAR : COLLX_TREE_PIPELINE;
+    if (kind == COLLX_HSTEP_REDUCE && few && commutative && bytes >= 4096 && bytes < 65536)
+        return COLLX_TREE_LINEAR;
+    return COLLX_TREE_BINOMIAL;
+}
 
 // The sub-collective of stage s on segment seg: a collx tree on the
 // stage's group (Algo::up on the top level, Algo::low below), one tag per
@@ -581,7 +615,19 @@ std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_
     std::size_t n = std::min(h.per_seg, h.count - first);
     std::ptrdiff_t off = static_cast<std::ptrdiff_t>(first) * h.dt.extent;
     const bool up = s.st.level == h.nlevels - 1 || s.st.level == COLLX_HLEVEL_RAIL;
-    const collx_tuning_t tun = tuning_for(*h.p, up ? h.a->up : h.a->low, h.a->fanout, h.inner_seg, nullptr);
+    // a level left to the module: hanx's built-in collx tree where it has
+    // one (the core's collx_hier_level_tree; the schedules stand for the
+    // non-blocking calls), else the module's algorithm, unsegmented
+    int level_tree = up ? h.a->up : h.a->low;
+    std::size_t inner = h.inner_seg;
+    if (level_tree == kModuleTree) {
+        level_tree = collx_hier_level_tree(h.coll, h.bytes, up, h.a->schedule);
+        if (level_tree < 0) {
+            inner = std::max<std::size_t>(n * h.dt.size, 1);  // (one segment)
+            level_tree = module_tree(s.st.kind, s.tr->size, inner, h.commutative);
+        }
+    }
+    const collx_tuning_t tun = tuning_for(*h.p, level_tree, h.a->fanout, inner, nullptr);
     const int tag = 2 + h.tag_stride * static_cast<int>(static_cast<std::size_t>(s.st.number) * h.nseg + seg);
     // split rails: chunk c of the segment, [at(c).first, + at(c).second)
     // (by value: the groups' kids are made after this returns)
@@ -782,7 +828,9 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     h.op = bufs ? bufs->op : nullptr;
     h.commutative = bufs ? bufs->commutative : true;
     h.nlevels = lv.h.nlevels;
+    h.coll = static_cast<int>(c);
     h.count = count;
+    h.bytes = count * std::max<std::size_t>(h.dt.size, 1);
     h.parts = parts;
     h.tag_stride = parts + 1;  // (1 without split rails)
     const std::size_t esize = std::max<std::size_t>(h.dt.size, 1);

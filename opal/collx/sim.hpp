@@ -159,21 +159,28 @@ enum class Coll { Bcast = COLLX_COLL_BCAST, Reduce = COLLX_COLL_REDUCE, Allreduc
 const char *coll_name(Coll c);
 bool parse_coll(const std::string &s, Coll *out);
 
+// hanx's level left to Open MPI's module ("module", coll/hanx's default
+// for coll_hanx_low/up_algorithm): the executor tree closest to what
+// tuned's fixed decision runs there (module_tree in sim.cpp).
+constexpr int kModuleTree = -1;
+
 // A flat executor tree (adaptx) or hanx's pipeline of the core's stages
 // (collx_hier_plan: 2 levels, or 3 where nodes have several sockets).
 struct Algo {
     bool hanx = false;
     int tree = COLLX_TREE_BINOMIAL;  // flat: the tree; hanx: not used
     int fanout = 4;                  // knomial radix / chain count (adaptx default)
-    int low = COLLX_TREE_BINOMIAL;   // hanx: tree within a node
-    int up = COLLX_TREE_BINOMIAL;    // hanx: tree across the node leaders
+    int low = kModuleTree;           // hanx: tree within a node (kModuleTree: the module's)
+    int up = kModuleTree;            // hanx: tree across the node leaders (likewise)
     std::size_t inner_seg = 0;       // hanx: segment size of the sub-collectives (0: default)
     bool schedule = false;           // hanx: on its schedules (coll_hanx_blocking_schedule,
                                      // the non-blocking calls), not lock-step
     bool split = false;              // hanx: allreduce as split rails (a rule's "split"),
                                      // where the nodes are of one size; else the levels
 };
-// "binomial", ..., "topo", "hanx", "hanx:LOW:UP" (e.g. hanx:binomial:pipeline),
+// "binomial", ..., "topo", "hanx" (the modules on every level, as coll/hanx
+// runs by default), "hanx:LOW:UP" (e.g. hanx:binomial:pipeline; LOW or UP
+// may be "module"),
 // "hanx-sched", "hanx-sched:LOW:UP" (hanx on its schedules), and the same
 // with "hanx-split" for "hanx" (split-rail allreduce; the rail runs UP):
 // "hanx-split", "hanx-split-sched:LOW:UP".

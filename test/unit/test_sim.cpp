@@ -326,15 +326,20 @@ START_TEST(data_mode_with_rendezvous) {
 END_TEST
 
 // hanx's stages on sub-groups; with block placement the node-then-leaders
-// fold is in rank order, so non-commutative operations must come out right
+// fold is in rank order, so non-commutative operations must come out right.
+// "hanx": the levels as the modules run them (module_tree: recursive
+// doubling, and from 8 KiB the ring for commutative allreduces; the linear
+// bcast between 4 and more leaders), which 600 elements (9600 B) reach in one segment.
 START_TEST(data_mode_hanx_matches_the_reference) {
-    for (const char *name : {"hanx", "hanx:pipeline:binomial", "hanx:in_order_binomial:pipeline"}) {
+    for (const char *name : {"hanx", "hanx:pipeline:binomial", "hanx:in_order_binomial:pipeline",
+                             "hanx:module:recursive_doubling"}) {
         Algo a;
         ck_assert(parse_algo(name, &a));
         a.inner_seg = 32;
         for (int P : {1, 2, 5, 8, 12})
             for (int M : {1, 2, 4})
-                for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(9), std::size_t(50)})
+                for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(9), std::size_t(50),
+                                          std::size_t(600)})
                     for (std::size_t seg : {std::size_t(48), std::size_t(0)}) {
                         check_data(Coll::Bcast, a, P, M, count, seg, 0, true);
                         for (bool comm : {true, false}) {
@@ -414,14 +419,16 @@ END_TEST
 
 // hanx on its schedules (coll_hanx_blocking_schedule): one segment runs
 // lock-step as in hanx (the same time); pipelined, the steps start on
-// completion events instead of at step boundaries (another time)
+// completion events instead of at step boundaries (another time).  (With
+// the levels left to the modules, the schedules also stand for the
+// non-blocking calls, whose levels run built-in trees: named trees here.)
 START_TEST(hanx_schedule_runs_pipelined_calls_only) {
     Algo lock, sched;
-    ck_assert(parse_algo("hanx", &lock));
+    ck_assert(parse_algo("hanx:binomial:binomial", &lock));
     ck_assert(parse_algo("hanx-sched", &sched));
     ck_assert(sched.schedule && sched.hanx && !lock.schedule);
     ck_assert(!parse_algo("hanx-sched:topo:binomial", &sched) && !parse_algo("hanx-schedx", &sched));
-    ck_assert(parse_algo("hanx-sched", &sched));
+    ck_assert(parse_algo("hanx-sched:binomial:binomial", &sched));
     const Params p = Params::defaults();
     const Topology t{8, 4, 0};
     for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce}) {
@@ -447,8 +454,9 @@ START_TEST(hanx_composes_its_stages) {
     for (int nn : {2, 3, 8})
         for (int M : {2, 4, 5}) {
             const Topology all{nn * M, M, 0}, leaders{nn, 1, 0}, node{M, M, 0};
-            Algo hanx;
+            Algo hanx;  // binomial trees on its levels, as the flat references
             hanx.hanx = true;
+            hanx.low = hanx.up = COLLX_TREE_BINOMIAL;
             const Algo bin = flat(COLLX_TREE_BINOMIAL);
             const double nb = run(p, node, Coll::Bcast, bin, bytes, 65536).time_ns;
             // (the sub-collectives of a hanx allreduce use reductions' 32 KiB segments)
@@ -471,6 +479,58 @@ START_TEST(hanx_composes_its_stages) {
             ck_assert_msg(close(got_a, want_a), "allreduce %dx%d: %.3f, want %.3f", nn, M, got_a,
                           want_a);
         }
+}
+END_TEST
+
+// "hanx" runs each level as Open MPI's module would (module_tree): on 4
+// leaders a small allreduce by recursive doubling, one of 8 KiB and more
+// around the ring, a 64 KiB bcast linear, each unsegmented; the same times
+// as those trees asked for by name with the segment as large as the call.
+// Where hanx has a built-in tree for the level, that tree.
+START_TEST(hanx_levels_model_the_modules) {
+    const Params p = Params::defaults();
+    const Topology t{8, 2, 0};
+    Algo modules;
+    ck_assert(parse_algo("hanx", &modules));
+    ck_assert(modules.low == kModuleTree && modules.up == kModuleTree);
+    const std::string modules_name = algo_name(modules);
+    ck_assert_str_eq(modules_name.c_str(), "hanx");
+    const auto named = [](const char *name, std::size_t inner) {
+        Algo a;
+        ck_assert(parse_algo(name, &a));
+        a.inner_seg = inner;
+        return a;
+    };
+    const struct {
+        Coll c;
+        std::size_t bytes;
+        const char *same, *other;
+    } cases[] = {{Coll::Allreduce, 1024, "hanx:binomial:recursive_doubling", "hanx:binomial:binomial"},
+                 {Coll::Allreduce, 65536, "hanx:binomial:ring", "hanx:binomial:recursive_doubling"},
+                 {Coll::Bcast, 65536, "hanx:binomial:linear", "hanx:binomial:binomial"}};
+    for (const auto &k : cases) {
+        // one hanx segment (seg = bytes), the named tree unsegmented too
+        const double m = run(p, t, k.c, modules, k.bytes, k.bytes).time_ns,
+                     same = run(p, t, k.c, named(k.same, k.bytes), k.bytes, k.bytes).time_ns,
+                     other = run(p, t, k.c, named(k.other, k.bytes), k.bytes, k.bytes).time_ns;
+        ck_assert_msg(m == same, "%s %zu B: hanx %g ns, %s %g ns", coll_name(k.c), k.bytes, m,
+                      k.same, same);
+        ck_assert_msg(m != other, "%s %zu B: hanx and %s both %g ns", coll_name(k.c), k.bytes,
+                      k.other, m);
+    }
+    // a reduce of 64 KiB or more: hanx's built-in binomial tree between the
+    // leaders (collx_hier_level_tree), pipelined in the tree's own segments
+    Algo tree;
+    ck_assert(parse_algo("hanx:module:binomial", &tree));
+    const double r = run(p, t, Coll::Reduce, modules, 131072, 131072).time_ns;
+    ck_assert_double_eq(r, run(p, t, Coll::Reduce, tree, 131072, 131072).time_ns);
+    ck_assert(r != run(p, t, Coll::Reduce, named("hanx:module:binomial", 131072), 131072, 131072).time_ns);
+    Algo mixed;
+    ck_assert(parse_algo("hanx:module:pipeline", &mixed));
+    ck_assert(mixed.low == kModuleTree && mixed.up == COLLX_TREE_PIPELINE);
+    const std::string mixed_name = algo_name(mixed);
+    ck_assert_str_eq(mixed_name.c_str(), "hanx:module:pipeline");
+    ck_assert(!parse_algo("hanx:modul:binomial", &mixed));
 }
 END_TEST
 
@@ -551,6 +611,7 @@ int main(void) {
     tcase_add_test(tc, data_mode_hanx_split_rails);
     tcase_add_test(tc, data_mode_with_rendezvous);
     tcase_add_test(tc, hanx_composes_its_stages);
+    tcase_add_test(tc, hanx_levels_model_the_modules);
     tcase_add_test(tc, sixty_four_k_ranks);
     tcase_add_test(tc, fit_recovers_the_parameters);
     tcase_add_test(tc, default_segments_are_the_components);
