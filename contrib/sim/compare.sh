@@ -42,8 +42,9 @@ for coll in bcast reduce allreduce; do
   for algo in binomial pipeline; do
     bench \$coll --mca coll_adaptx_priority 100 --mca coll_adaptx_\${coll}_algorithm \$algo | sed "s/^/\$algo /"
   done
-  # (the levels, which the simulator's hanx runs: not the one flag's ring for a large allreduce)
-  bench \$coll --mca coll_hanx_priority 100 --mca coll_hanx_default_algorithm 1 $hanx_levels | sed "s/^/hanx /"
+  # (the one flag's built-in choice, which the simulator's hanx runs: the machine not
+  # measured, so no call follows the measured model)
+  bench \$coll --mca coll_hanx_priority 100 --mca coll_hanx_model_measure 0 $hanx_levels | sed "s/^/hanx /"
 done
 EOF
 chmod +x "$out/pp.sh" "$out/bench.sh"

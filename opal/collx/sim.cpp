@@ -922,8 +922,20 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
                  bufs->recv.size() != static_cast<std::size_t>(t.P)))
         throw std::invalid_argument("simulator: one buffer per rank needed");
     const std::size_t bytes = bufs ? count * bufs->dt.size : count;
-    if (seg == 0) seg = default_segment(p, t, c, a, bytes);
     Engine e(p, t, bufs != nullptr);
+    // hanx with both levels left to the module is the one flag's built-in
+    // choice (no tuning file, the machine not measured), which takes a
+    // large commutative allreduce as one collx ring over all ranks where
+    // the core says so (block placement here), in the ring's own segments
+    const int nnodes = (t.P + t.per_node - 1) / t.per_node;
+    if (a.hanx && !a.split && a.low == kModuleTree && a.up == kModuleTree &&
+        c == Coll::Allreduce && (!bufs || bufs->commutative) &&
+        collx_ring_allreduce_default(bytes, nnodes, t.P, 1)) {
+        Algo ring;
+        ring.tree = COLLX_TREE_RING;
+        return run_flat(e, c, ring, count, default_segment(p, t, c, ring, bytes), root, bufs);
+    }
+    if (seg == 0) seg = default_segment(p, t, c, a, bytes);
     return a.hanx ? run_hanx(e, p, c, a, count, seg, root, bufs)
                   : run_flat(e, c, a, count, seg ? seg : bytes, root, bufs);
 }

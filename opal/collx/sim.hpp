@@ -178,9 +178,10 @@ struct Algo {
     bool split = false;              // hanx: allreduce as split rails (a rule's "split"),
                                      // where the nodes are of one size; else the levels
 };
-// "binomial", ..., "topo", "hanx" (the modules on every level, as coll/hanx
-// runs by default), "hanx:LOW:UP" (e.g. hanx:binomial:pipeline; LOW or UP
-// may be "module"),
+// "binomial", ..., "topo", "hanx" (the one flag's built-in choice: every
+// level left to the module, as coll/hanx runs it by default, and a large
+// allreduce as one ring where hanx takes it), "hanx:LOW:UP" (the levels,
+// e.g. hanx:binomial:pipeline; LOW or UP may be "module"),
 // "hanx-sched", "hanx-sched:LOW:UP" (hanx on its schedules), and the same
 // with "hanx-split" for "hanx" (split-rail allreduce; the rail runs UP):
 // "hanx-split", "hanx-split-sched:LOW:UP".

@@ -486,7 +486,8 @@ END_TEST
 // leaders a small allreduce by recursive doubling, one of 8 KiB and more
 // around the ring, a 64 KiB bcast linear, each unsegmented; the same times
 // as those trees asked for by name with the segment as large as the call.
-// Where hanx has a built-in tree for the level, that tree.
+// Where hanx has a built-in tree for the level, that tree; where it runs a
+// large allreduce as one ring over all ranks, that ring.
 START_TEST(hanx_levels_model_the_modules) {
     const Params p = Params::defaults();
     const Topology t{8, 2, 0};
@@ -525,6 +526,19 @@ START_TEST(hanx_levels_model_the_modules) {
     const double r = run(p, t, Coll::Reduce, modules, 131072, 131072).time_ns;
     ck_assert_double_eq(r, run(p, t, Coll::Reduce, tree, 131072, 131072).time_ns);
     ck_assert(r != run(p, t, Coll::Reduce, named("hanx:module:binomial", 131072), 131072, 131072).time_ns);
+    // the one flag's large allreduce: one collx ring over all ranks from 4
+    // nodes x 2 (collx_ring_allreduce_default), the levels on 2 x 2 and
+    // wherever a level's algorithm is named
+    const double mib = 1 << 20;
+    const Algo ring = flat(COLLX_TREE_RING);
+    ck_assert_double_eq(run(p, t, Coll::Allreduce, modules, mib, 0).time_ns,
+                        run(p, t, Coll::Allreduce, ring, mib, 0).time_ns);
+    ck_assert(run(p, t, Coll::Allreduce, tree, mib, 0).time_ns !=
+              run(p, t, Coll::Allreduce, ring, mib, 0).time_ns);
+    check_data(Coll::Allreduce, modules, 8, 2, 65536, 0, 0, true);  // 1 MiB: the ring, data right
+    const Topology two{4, 2, 0};
+    ck_assert(run(p, two, Coll::Allreduce, modules, mib, 0).time_ns !=
+              run(p, two, Coll::Allreduce, ring, mib, 0).time_ns);
     Algo mixed;
     ck_assert(parse_algo("hanx:module:pipeline", &mixed));
     ck_assert(mixed.low == kModuleTree && mixed.up == COLLX_TREE_PIPELINE);
