@@ -71,11 +71,15 @@ P=$((nodes * per))
 echo "# $nodes nodes x $per ranks${COLLX_SIM_RATE:+, egress $COLLX_SIM_RATE}, root $root (allreduce: 0)$([ "$sock" -gt 0 ] && echo ", hanx on 3 levels ($sock ranks per socket)"); measured = min of 3 repetitions; predicted with $out/params.json"
 echo "| coll | algo | bytes | measured µs | predicted µs | predicted/measured |"
 echo "|---|---|---:|---:|---:|---:|"
+predict() {  # predict ALGO COLL BYTES: the simulator's µs, as the bench ran it
+    local r=$root s=0
+    [ "$2" = allreduce ] && r=0
+    [ "${1%%:*}" = hanx ] && s=$sock
+    "$B/collx-sim" --coll "$2" --algo "$1" --ranks $P --per-node "$per" \
+        --per-socket "$s" --root "$r" --bytes "$3" --params "$out/params.json" 2>/dev/null
+}
 while read -r algo coll bytes med min max; do
-    r=$root; [ "$coll" = allreduce ] && r=0
-    s=0; [ "$algo" = hanx ] && s=$sock
-    pred=$("$B/collx-sim" --coll "$coll" --algo "$algo" --ranks $P --per-node "$per" \
-           --per-socket "$s" --root "$r" --bytes "$bytes" --params "$out/params.json" 2>/dev/null)
+    pred=$(predict "$algo" "$coll" "$bytes")
     awk -v c="$coll" -v a="$algo" -v b="$bytes" -v m="$min" -v p="$pred" \
         'BEGIN { printf "| %s | %s | %d | %.1f | %.1f | %.2f |\n", c, a, b, m, p, p / m }'
 done < "$out/bench.txt" | tee "$out/table.md"
@@ -92,9 +96,7 @@ done
 # (the simulator's hanx until stop 30, before it modelled the modules)
 while read -r algo coll bytes med min max; do
     [ "$algo" = hanx ] || continue
-    r=$root; [ "$coll" = allreduce ] && r=0
-    pred=$("$B/collx-sim" --coll "$coll" --algo hanx:binomial:binomial --ranks $P --per-node "$per" \
-           --per-socket "$sock" --root "$r" --bytes "$bytes" --params "$out/params.json" 2>/dev/null)
+    pred=$(predict hanx:binomial:binomial "$coll" "$bytes")
     awk -v c="$coll" -v b="$bytes" -v m="$min" -v p="$pred" \
         'BEGIN { e = p / m - 1; if (e < 0) e = -e; printf "%s %d %.1f %.1f %.2f %f\n", c, b, m, p, p / m, e }'
 done < "$out/bench.txt" > "$out/levels.txt"

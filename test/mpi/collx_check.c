@@ -41,11 +41,12 @@
  * changed before every start and the result checked after it.
  *
  * --big adds a count of 300007 elements (--big-count N: N) to every
- * datatype; --big-only runs that count alone.  --part K/N runs the K-th of N disjoint parts of the
- * matrix (K from 0): the (communicator, datatype, count) cases are dealt
- * out along diagonals (each part gets every count on some datatypes), so N runs with K = 0..N-1 run every case once between them
- * (the test scripts split the full matrix between one node and emulated
- * nodes).
+ * datatype; --big-only runs that count alone.  --part K/N runs the K-th of
+ * N disjoint parts of the matrix (K from 0): the (communicator, datatype,
+ * count) cases are dealt out along diagonals (each part gets every count
+ * on some datatypes), so N runs with K = 0..N-1 run every case once
+ * between them (the test scripts split the full matrix between one node
+ * and emulated nodes).
  *
  * --self-test corrupts one element of one result of each collective (on one
  * rank; for barrier: replaces it by nothing once) before verification and
