@@ -80,4 +80,20 @@ int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks)
     return ring <= COLLX_RING_MAX_VOLUME * leaders;
 }
 
+// Measured on 2x2 and 4x2 emulated nodes, unlimited and at 1 Gbit/s
+// (docs/benchmarks.md, "Split rails on the collx ring"): split rails with
+// the ring on the rails, in 256 KiB segments (128 and 512 KiB lost up to
+// 1.33x), took 0.55-0.69 of the best upstream's time on 4x2 at 1 Gbit/s
+// from 512 KiB (91-94 % of the alpha-beta bound from 2 MiB; the flat ring
+// 71-78 %), the same as the levels on 2x2 at 1 Gbit/s, and without a rate
+// limit 0.62-0.67 of the levels' time on 2x2 from 512 KiB and 0.99-1.07x
+// the flat ring's on 4x2.
+int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int blocks,
+                            int nonblocking) {
+    if (!nonblocking && parts >= 2 && nnodes >= 2 && bytes >= COLLX_SPLIT_RING_MIN_BYTES)
+        return COLLX_ALLREDUCE_SPLIT_RING;
+    return collx_ring_allreduce_default(bytes, nnodes, size, blocks) ? COLLX_ALLREDUCE_FLAT_RING
+                                                                      : COLLX_ALLREDUCE_LEVELS;
+}
+
 }  // extern "C"

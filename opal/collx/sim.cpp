@@ -925,15 +925,29 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
     Engine e(p, t, bufs != nullptr);
     // hanx with both levels left to the module is the one flag's built-in
     // choice (no tuning file, the machine not measured), which takes a
-    // large commutative allreduce as one collx ring over all ranks where
-    // the core says so (block placement here), in the ring's own segments
+    // large commutative allreduce where the core says so
+    // (collx_allreduce_builtin; block placement here) as split rails with
+    // the collx ring on the rails, in the core's segments, or as one collx
+    // ring over all ranks, in the ring's own segments
     const int nnodes = (t.P + t.per_node - 1) / t.per_node;
     if (a.hanx && !a.split && a.low == kModuleTree && a.up == kModuleTree &&
-        c == Coll::Allreduce && (!bufs || bufs->commutative) &&
-        collx_ring_allreduce_default(bytes, nnodes, t.P, 1)) {
-        Algo ring;
-        ring.tree = COLLX_TREE_RING;
-        return run_flat(e, c, ring, count, default_segment(p, t, c, ring, bytes), root, bufs);
+        c == Coll::Allreduce && (!bufs || bufs->commutative)) {
+        const int parts = Levels(t).h.parts;
+        switch (collx_allreduce_builtin(bytes, nnodes, t.P, parts, 1, a.schedule)) {
+            case COLLX_ALLREDUCE_SPLIT_RING: {
+                Algo rails = a;
+                rails.split = true;
+                rails.up = COLLX_TREE_RING;
+                return run_hanx(e, p, c, rails, count, seg ? seg : COLLX_SPLIT_RING_SEGMENT_BYTES,
+                                root, bufs);
+            }
+            case COLLX_ALLREDUCE_FLAT_RING: {
+                Algo ring;
+                ring.tree = COLLX_TREE_RING;
+                return run_flat(e, c, ring, count, default_segment(p, t, c, ring, bytes), root,
+                                bufs);
+            }
+        }
     }
     if (seg == 0) seg = default_segment(p, t, c, a, bytes);
     return a.hanx ? run_hanx(e, p, c, a, count, seg, root, bufs)

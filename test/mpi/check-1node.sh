@@ -286,7 +286,7 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
 )
 step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, ireduce and iallreduce below 256 KiB on both; a set coll_hanx_low/up_algorithm decides" \
     level_trees_default
-ring_default() (  # the built-in large allreduce: one collx ring over all ranks from 4 nodes of 2, the levels on 2 x 2
+ring_default() (  # the built-in large allreduce: split rails on the collx ring (blocking), one collx ring over all ranks from 4 nodes of 2 (non-blocking)
     local out ok=0 small
     unset OMPI_MCA_coll_hanx_tuning_file
     # (the built-in rule itself: no measured model refining it)
@@ -294,24 +294,35 @@ ring_default() (  # the built-in large allreduce: one collx ring over all ranks 
           "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
-    # every big call (300007 elements of 4 bytes or more: >= 512 KiB) on the ring, no smaller one
-    [ "$(echo "$out" | grep -Ec "coll:hanx: i?allreduce count 300007 on .*: one collx ring tree over all ranks$")" -gt 0 ] ||
-        { echo "no big allreduce on the ring"; ok=1; }
-    small=$(echo "$out" | grep -E "coll:hanx: i?allreduce count [0-9]+ on .*: one collx ring tree" | grep -vc "count 300007 ")
-    [ "$small" = 0 ] || { echo "$small small allreduces on the ring"; ok=1; }
-    # (the leaders' level set to its module: left at its default, an iallreduce below 256 KiB
-    # runs the collx binomial tree there, and larger ones have stages of 32 KiB)
+    # every big blocking call (300007 elements of 1 byte or more: >= 128 KiB) on split rails
+    # with the collx ring on the rails, no smaller one (4099 elements of at most 16 bytes)
+    [ "$(echo "$out" | grep -Ec "coll:hanx: allreduce count 300007 on .*: split rails$")" -gt 0 ] ||
+        { echo "no big allreduce on split rails"; ok=1; }
+    small=$(echo "$out" | grep -E "coll:hanx: allreduce count [0-9]+ on .*: split rails$" | grep -vc "count 300007 ")
+    [ "$small" = 0 ] || { echo "$small small allreduces on split rails"; ok=1; }
+    echo "$out" | grep -q "coll:hanx: allreduce levels (innermost first): .*; rails: ring$" ||
+        { echo "the rails not on the collx ring"; ok=1; }
+    # every big non-blocking one (>= 512 KiB) on the flat ring, no smaller one, no blocking one
+    [ "$(echo "$out" | grep -Ec "coll:hanx: iallreduce count 300007 on .*: one collx ring tree over all ranks$")" -gt 0 ] ||
+        { echo "no big iallreduce on the ring"; ok=1; }
+    small=$(echo "$out" | grep -E "coll:hanx: i?allreduce count [0-9]+ on .*: one collx ring tree" | grep -vc "iallreduce count 300007 ")
+    [ "$small" = 0 ] || { echo "$small small or blocking allreduces on the ring"; ok=1; }
+    # 2 x 2 with the leaders' level set to its module: split rails on the module (a set
+    # coll_hanx_up_algorithm decides), no flat ring; an iallreduce's leaders' allreduce of
+    # 64 KiB or more on the module: the collx ring, not libnbc's in-place binomial
     out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_model_measure 0 \
           --mca coll_hanx_up_algorithm module "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -q "ring tree" && { echo "2 x 2 took the ring"; ok=1; }
-    # a non-blocking one's leaders' allreduce of 64 KiB or more on the module: the collx ring, not libnbc's in-place binomial
     echo "$out" | grep -q "coll:hanx: iallreduce on MPI_COMM_WORLD: the leaders' allreduce on the collx ring" ||
         { echo "no iallreduce with the leaders' allreduce on the ring"; ok=1; }
-    echo "$out" | grep -Eq "coll:hanx: allreduce count 300007 on [^:]*$" || { echo "2 x 2: no big allreduce on the levels"; ok=1; }
+    echo "$out" | grep -Eq "coll:hanx: allreduce count 300007 on MPI_COMM_WORLD: split rails$" ||
+        { echo "2 x 2: no big allreduce on split rails"; ok=1; }
+    echo "$out" | grep -q "coll:hanx: allreduce levels (innermost first): .*; rails: module$" ||
+        { echo "2 x 2: the rails not on their module though coll_hanx_up_algorithm says so"; ok=1; }
     return $ok
 )
-step "built-in large allreduce: one collx ring over all ranks on 4 nodes x 2 (blocking and not), the levels on 2 x 2 (non-blocking: their leaders on the ring)" \
+step "built-in large allreduce: split rails on the collx ring (blocking), one collx ring over all ranks on 4 nodes x 2 (non-blocking); on 2 x 2 a set coll_hanx_up_algorithm decides the rails" \
     ring_default
 model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and what it chose runs
     local out ok=0 a

@@ -526,19 +526,38 @@ START_TEST(hanx_levels_model_the_modules) {
     const double r = run(p, t, Coll::Reduce, modules, 131072, 131072).time_ns;
     ck_assert_double_eq(r, run(p, t, Coll::Reduce, tree, 131072, 131072).time_ns);
     ck_assert(r != run(p, t, Coll::Reduce, named("hanx:module:binomial", 131072), 131072, 131072).time_ns);
-    // the one flag's large allreduce: one collx ring over all ranks from 4
-    // nodes x 2 (collx_ring_allreduce_default), the levels on 2 x 2 and
-    // wherever a level's algorithm is named
+    // the one flag's large allreduce (collx_allreduce_builtin): blocking,
+    // from 128 KiB on nodes of one size, split rails with the collx ring on
+    // the rails in 256 KiB segments; non-blocking (the schedules), one
+    // collx ring over all ranks from 4 nodes x 2 and the levels on 2 x 2;
+    // the levels wherever a level's algorithm is named
     const double mib = 1 << 20;
     const Algo ring = flat(COLLX_TREE_RING);
-    ck_assert_double_eq(run(p, t, Coll::Allreduce, modules, mib, 0).time_ns,
+    Algo rails, sched;
+    ck_assert(parse_algo("hanx-split:module:ring", &rails));
+    ck_assert(parse_algo("hanx-sched", &sched));
+    const Topology two{4, 2, 0};
+    for (const Topology &shape : {t, two}) {
+        const double one_flag = run(p, shape, Coll::Allreduce, modules, mib, 0).time_ns;
+        ck_assert_double_eq(one_flag, run(p, shape, Coll::Allreduce, rails, mib,
+                                          COLLX_SPLIT_RING_SEGMENT_BYTES).time_ns);
+        ck_assert(one_flag != run(p, shape, Coll::Allreduce, rails, mib, 32768).time_ns);
+        ck_assert(one_flag != run(p, shape, Coll::Allreduce, ring, mib, 0).time_ns);
+        // below 128 KiB: the levels
+        ck_assert(run(p, shape, Coll::Allreduce, modules, 65536, 0).time_ns !=
+                  run(p, shape, Coll::Allreduce, rails, 65536, COLLX_SPLIT_RING_SEGMENT_BYTES).time_ns);
+    }
+    ck_assert_double_eq(run(p, t, Coll::Allreduce, sched, mib, 0).time_ns,
                         run(p, t, Coll::Allreduce, ring, mib, 0).time_ns);
+    ck_assert(run(p, two, Coll::Allreduce, sched, mib, 0).time_ns !=
+              run(p, two, Coll::Allreduce, ring, mib, 0).time_ns);
     ck_assert(run(p, t, Coll::Allreduce, tree, mib, 0).time_ns !=
               run(p, t, Coll::Allreduce, ring, mib, 0).time_ns);
-    check_data(Coll::Allreduce, modules, 8, 2, 65536, 0, 0, true);  // 1 MiB: the ring, data right
-    const Topology two{4, 2, 0};
-    ck_assert(run(p, two, Coll::Allreduce, modules, mib, 0).time_ns !=
-              run(p, two, Coll::Allreduce, ring, mib, 0).time_ns);
+    // data right: 1 MiB of 16-byte elements, split rails on the ring (4
+    // segments, 2 and 4 nodes) and the flat ring
+    check_data(Coll::Allreduce, modules, 8, 2, 65536, 0, 0, true);
+    check_data(Coll::Allreduce, modules, 4, 2, 65536, 0, 0, true);
+    check_data(Coll::Allreduce, sched, 8, 2, 65536, 0, 0, true);
     Algo mixed;
     ck_assert(parse_algo("hanx:module:pipeline", &mixed));
     ck_assert(mixed.low == kModuleTree && mixed.up == COLLX_TREE_PIPELINE);

@@ -517,8 +517,10 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
         p->part = m->low_rank_of[ompi_comm_rank(p->comm)];
     }
 #define LEVEL_ALGO(k) ((k) < m->nlevels ? (p->tree[k] < 0 ? "module" : collx_tree_name(p->tree[k])) : "")
-    HANX_LOG(10, "coll:hanx: %s levels (innermost first): %s%s%s%s%s", collx_coll_name(coll),
-             LEVEL_ALGO(0), ", ", LEVEL_ALGO(1), m->nlevels > 2 ? ", " : "", LEVEL_ALGO(2));
+    HANX_LOG(10, "coll:hanx: %s levels (innermost first): %s%s%s%s%s%s%s", collx_coll_name(coll),
+             LEVEL_ALGO(0), ", ", LEVEL_ALGO(1), m->nlevels > 2 ? ", " : "", LEVEL_ALGO(2),
+             rail ? "; rails: " : "",
+             !rail ? "" : p->tree[HANX_RAIL] < 0 ? "module" : collx_tree_name(p->tree[HANX_RAIL]));
 #undef LEVEL_ALGO
     if (COLLX_OK != collx_hier_plan(&h, coll, ompi_comm_rank(p->comm), root, size, flags, &plan))
         return OMPI_ERR_BAD_PARAM;

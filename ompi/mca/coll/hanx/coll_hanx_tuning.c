@@ -177,6 +177,27 @@ static int builtin_level(int tree, int coll, size_t bytes, int up, int nonblocki
     return builtin >= 0 && collx_glue_var_is_default(var) ? builtin : tree;
 }
 
+/* The one flag's allreduce (collx_allreduce_builtin): one collx ring over
+ * all ranks, or split rails with the collx ring on the rails (where
+ * coll_hanx_up_algorithm is left at its default: set, it decides) in the
+ * core's segments, or the levels as *out already says. */
+static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, int nonblocking,
+                              hanx_choice_t *out)
+{
+    switch (collx_allreduce_builtin(bytes, m->nnodes, m->size, m->split_parts, m->blocks,
+                                    nonblocking)) {
+    case COLLX_ALLREDUCE_FLAT_RING:
+        out->flat_tree = COLLX_TREE_RING;
+        break;
+    case COLLX_ALLREDUCE_SPLIT_RING:
+        out->algorithm = "split";
+        out->segment_bytes = COLLX_SPLIT_RING_SEGMENT_BYTES;
+        if (collx_glue_var_is_default(mca_coll_hanx_component.up_var))
+            out->up_tree = COLLX_TREE_RING;
+        break;
+    }
+}
+
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           int nonblocking, hanx_choice_t *out)
 {
@@ -204,9 +225,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
                             m->nnodes, m->max_node_size, bytes, &rule)) {
         if (model) model_choice(m, coll, bytes, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
-            if (COLLX_COLL_ALLREDUCE == coll &&
-                collx_ring_allreduce_default(bytes, m->nnodes, m->size, m->blocks))
-                out->flat_tree = COLLX_TREE_RING;
+            if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, nonblocking, out);
             /* a bandwidth-bound call on measured links: the model's; not
              * a reduction, whose bits depend on the algorithm, which a
              * measurement may change from run to run (the rules do not) */

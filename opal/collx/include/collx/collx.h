@@ -177,6 +177,31 @@ int collx_hier_level_tree(int coll, size_t message_bytes, int up, int nonblockin
 #define COLLX_RING_MIN_CHUNK 32768
 #define COLLX_RING_MAX_VOLUME 1.2
 int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks);
+/* hanx's built-in allreduce without a tuning file's rule (commutative
+ * ops; the others keep rank order their own way), one of
+ * collx_allreduce_builtin_t:
+ * - COLLX_ALLREDUCE_SPLIT_RING for a blocking call from
+ *   COLLX_SPLIT_RING_MIN_BYTES where the nodes are of one size (parts:
+ *   collx_hier_split_parts, 2 ranks or more each) and 2 or more: split
+ *   rails -- the node's reduce-scatter, one allreduce per rail on the
+ *   collx ring, the node's allgather -- in segments of
+ *   COLLX_SPLIT_RING_SEGMENT_BYTES, so each byte crosses a node boundary
+ *   on one rail, 2(N-1)/N of the message per node link, the least any
+ *   allreduce sends (measured on 2 x 2 and 4 x 2, docs/benchmarks.md);
+ * - else COLLX_ALLREDUCE_FLAT_RING where collx_ring_allreduce_default
+ *   says so (the non-blocking calls' large allreduce from 4 x 2);
+ * - else COLLX_ALLREDUCE_LEVELS.
+ * It depends on the shape and the size alone, never on a measurement: a
+ * reduction's bits follow the algorithm. */
+typedef enum collx_allreduce_builtin {
+    COLLX_ALLREDUCE_LEVELS = 0,
+    COLLX_ALLREDUCE_FLAT_RING = 1,
+    COLLX_ALLREDUCE_SPLIT_RING = 2
+} collx_allreduce_builtin_t;
+#define COLLX_SPLIT_RING_MIN_BYTES 131072
+#define COLLX_SPLIT_RING_SEGMENT_BYTES 262144
+int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int blocks,
+                            int nonblocking);
 
 /* The front door's cost model (opal/collx/costmodel.cpp, docs/cost-model.md):
  * the machine as two links -- within a node, between nodes (one per node,
