@@ -109,6 +109,18 @@ int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void 
     });
 }
 
+int collx_ring_start(const collx_transport_t *t, int phases, const void *sendbuf, void *recvbuf,
+                     size_t count, const collx_dtype_t *dt, void *op, int tag,
+                     const collx_tuning_t *tun, const collx_notify_t *notify, collx_op_t **out) {
+    if (!valid(t, dt, 0, tun, out) || phases < COLLX_RING_REDUCE_SCATTER ||
+        phases > COLLX_RING_ALLREDUCE)
+        return COLLX_ERR_ARG;
+    if (!collx_dtype_supported(dt)) return COLLX_ERR_UNSUPPORTED;
+    return start(out, [&] {
+        return collx::make_ring(*t, phases, sendbuf, recvbuf, count, *dt, op, tag, *tun, notify);
+    });
+}
+
 int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, int window,
                          collx_step_fn fn, void *ctx, const collx_notify_t *notify,
                          collx_op_t **out) {

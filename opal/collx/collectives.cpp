@@ -31,7 +31,10 @@ const char *const *collx_coll_names(void) { return kNames; }
 
 size_t collx_tree_segment_bytes(int coll, int tree, size_t message_bytes, int P, int fanout,
                                 double alpha, double beta) {
-    const bool ring_chain = tree == COLLX_TREE_RING && coll != COLLX_COLL_ALLREDUCE;
+    // (the ring's allreduce and its halves move chunks round the ring: the
+    // reductions' segment; its bcast and reduce are the pipeline chain)
+    const bool ring_chain =
+        tree == COLLX_TREE_RING && (coll == COLLX_COLL_BCAST || coll == COLLX_COLL_REDUCE);
     if (tree == COLLX_TREE_PIPELINE || tree == COLLX_TREE_CHAIN || ring_chain) {
         // the longest chain is what the LP model describes
         const int f = fanout > 0 ? fanout : 1;

@@ -512,11 +512,14 @@ class ReduceOp final : public Operation {
 // the vector is cut into P chunks (collx_hier_chunk's sizes); in P-1
 // reduce-scatter steps every rank sends a chunk to the next rank and folds
 // the chunk the previous rank sent into its own, so that rank r ends with
-// chunk r+1 summed over all ranks; in P-1 allgather steps the summed chunks
+// chunk r summed over all ranks; in P-1 allgather steps the summed chunks
 // go round once more.  Every rank sends and receives 2(P-1)/P of the
 // vector: bandwidth-optimal.  Each chunk is moved in segments, and a
 // segment goes on to the next step as soon as it arrived (and was folded):
-// no step waits for the whole chunk, no rank for all the others.
+// no step waits for the whole chunk, no rank for all the others.  Either
+// half runs on its own too (collx_ring_start's phases): the reduce-scatter
+// leaves rank r chunk r, the allgather spreads each rank's chunk r, as
+// hanx's split rails need them inside a node.
 //
 // Determinism: chunk c is reduced once, left to right from rank c+1 round
 // to rank c (the partial result that arrives op the rank's own data), and
@@ -532,19 +535,22 @@ class ReduceOp final : public Operation {
 // but a send buffer is the sender's until its send completes.)
 class RingAllreduce final : public Operation {
   public:
-    RingAllreduce(const collx_transport_t &t, const void *sendbuf, void *recvbuf,
+    RingAllreduce(const collx_transport_t &t, int phases, const void *sendbuf, void *recvbuf,
                   std::size_t count, const collx_dtype_t &dt, void *op, int tag,
                   const collx_tuning_t &tun, const collx_notify_t *notify)
         : Operation(t, dt, tag, tun, notify),
           rbuf_(static_cast<char *>(recvbuf)),
           op_(op),
           P_(t.size),
+          first_((phases & COLLX_RING_REDUCE_SCATTER) ? 0 : t.size - 1),
+          gated_(phases == COLLX_RING_ALLREDUCE),
           per_seg_(Segmentation(count, dt.size, tun.segment_bytes).per_seg),
           pool_(dt, per_seg_) {
         const std::size_t n = dt.size ? count : 0;
         if (sendbuf != nullptr && !copy(rbuf_, sendbuf, n)) return;
         if (P_ < 2 || n == 0) return;
-        const int r = t.rank, steps = 2 * (P_ - 1);
+        const int r = t.rank;
+        const int last = (phases & COLLX_RING_ALLGATHER) ? 2 * (P_ - 1) : P_ - 1;
         auto chunk = [&](int c) { return static_cast<std::size_t>(((c % P_) + P_) % P_); };
         auto add = [&](std::vector<Msg> &v, std::vector<std::size_t> &base, int k, std::size_t c) {
             base.push_back(v.size());
@@ -553,11 +559,11 @@ class RingAllreduce final : public Operation {
             for (std::size_t o = 0; o < len; o += per_seg_)
                 v.push_back({k, first + o, std::min(per_seg_, len - o)});
         };
-        for (int k = 0; k < steps; ++k) {
+        for (int k = first_; k < last; ++k) {
             const bool rs = k < P_ - 1;
             const int a = rs ? k : k - (P_ - 1);  // the step within its phase
-            add(sends_, send_base_, k, chunk(rs ? r - a : r + 1 - a));
-            add(recvs_, recv_base_, k, chunk(rs ? r - a - 1 : r - a));
+            add(sends_, send_base_, k, chunk(rs ? r - a - 1 : r - a));
+            add(recvs_, recv_base_, k, chunk(rs ? r - a - 2 : r - a - 1));
         }
         send_done_.assign(sends_.size(), 0);
         gate_ = InOrder(sends_.size());
@@ -595,22 +601,25 @@ class RingAllreduce final : public Operation {
             pool_.put(x.buf);
             if (!ok) return;
         }
-        if (m.step + 1 < static_cast<int>(send_base_.size()))  // the segment goes on
-            ready(send_base_[static_cast<std::size_t>(m.step) + 1] + (x.seg - recv_base_[m.step]));
+        const auto k = static_cast<std::size_t>(m.step - first_);  // (index of the step)
+        if (k + 1 < send_base_.size())  // the segment goes on
+            ready(send_base_[k + 1] + (x.seg - recv_base_[k]));
     }
 
     void post_ready() override {
         const int left = (t_.rank + P_ - 1) % P_, right = (t_.rank + 1) % P_;
         while (next_recv_ < recvs_.size() && in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
             const Msg &m = recvs_[next_recv_];
-            const std::size_t j = next_recv_ - recv_base_[static_cast<std::size_t>(m.step)];
+            const std::size_t j = next_recv_ - recv_base_[static_cast<std::size_t>(m.step - first_)];
             Xfer x;
             x.seg = next_recv_;
             char *into;
             if (m.step < P_ - 1) {
                 into = x.buf = pool_.get();
-            } else {  // where my reduce-scatter sent this segment from
-                if (!send_done_[send_base_[static_cast<std::size_t>(m.step - (P_ - 1))] + j]) break;
+            } else {  // where my reduce-scatter (if any) sent this segment from
+                if (gated_ &&
+                    !send_done_[send_base_[static_cast<std::size_t>(m.step - (P_ - 1))] + j])
+                    break;
                 into = at(m);
             }
             ++next_recv_;
@@ -632,6 +641,8 @@ class RingAllreduce final : public Operation {
     char *rbuf_;
     void *op_;
     int P_;
+    int first_;   // the first step: 0, or P-1 for the allgather alone
+    bool gated_;  // both halves: an allgather receive waits for its reduce-scatter send
     std::size_t per_seg_;
     BufferPool pool_;
     std::vector<Msg> sends_, recvs_;  // in posting order: step-major
@@ -799,13 +810,21 @@ std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std
     return std::make_unique<Bcast>(t, buf, count, dt, root, tag, tun, notify);
 }
 
+std::unique_ptr<Operation> make_ring(const collx_transport_t &t, int phases, const void *sendbuf,
+                                     void *recvbuf, std::size_t count, const collx_dtype_t &dt,
+                                     void *op, int tag, const collx_tuning_t &tun,
+                                     const collx_notify_t *notify) {
+    return std::make_unique<RingAllreduce>(t, phases, sendbuf, recvbuf, count, dt, op, tag, tun,
+                                           notify);
+}
+
 std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *sendbuf,
                                        void *recvbuf, std::size_t count, const collx_dtype_t &dt,
                                        void *op, bool commutative, int root, bool all, int tag,
                                        const collx_tuning_t &tun, const collx_notify_t *notify) {
     if (all && commutative && tun.tree == COLLX_TREE_RING)
-        return std::make_unique<RingAllreduce>(t, sendbuf, recvbuf, count, dt, op, tag, tun,
-                                               notify);
+        return make_ring(t, COLLX_RING_ALLREDUCE, sendbuf, recvbuf, count, dt, op, tag, tun,
+                         notify);
     if (all && tun.tree == COLLX_TREE_RECURSIVE_DOUBLING)
         return std::make_unique<RdAllreduce>(t, sendbuf, recvbuf, count, dt, op, tag, tun,
                                              notify);

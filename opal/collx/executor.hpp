@@ -126,4 +126,11 @@ std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *s
                                        void *op, bool commutative, int root, bool all, int tag,
                                        const collx_tuning_t &tun, const collx_notify_t *notify);
 
+// The ring (commutative ops): both halves (COLLX_RING_ALLREDUCE) or one
+// (collx_ring_start).
+std::unique_ptr<Operation> make_ring(const collx_transport_t &t, int phases, const void *sendbuf,
+                                     void *recvbuf, std::size_t count, const collx_dtype_t &dt,
+                                     void *op, int tag, const collx_tuning_t &tun,
+                                     const collx_notify_t *notify);
+
 }  // namespace collx

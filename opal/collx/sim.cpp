@@ -637,10 +637,20 @@ std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_
         return std::pair<std::ptrdiff_t, std::size_t>{static_cast<std::ptrdiff_t>(f) * extent, k};
     };
     const auto shifted = [](char *b, std::ptrdiff_t o) { return b ? b + o : nullptr; };
-    // split rails' reduce-scatter (one reduce per chunk, to the chunk's
-    // owner) and allgather (one bcast per chunk, from its owner), all
-    // chunks at once, where a real run uses the node communicator's module
-    if (s.st.kind == COLLX_HSTEP_REDUCE_SCATTER || s.st.kind == COLLX_HSTEP_ALLGATHER) {
+    // split rails' reduce-scatter and allgather on the collx ring's halves
+    // (the level's tree, commutative ops): the whole segment, each rank's
+    // chunk at its place
+    const bool halves = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER || s.st.kind == COLLX_HSTEP_ALLGATHER;
+    if (halves && level_tree == COLLX_TREE_RING && h.commutative) {
+        const bool rs = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER;
+        const char *sb = !rs ? nullptr : s.sbuf ? s.sbuf + off : dummy_send;
+        return make_ring(*s.tr, rs ? COLLX_RING_REDUCE_SCATTER : COLLX_RING_ALLGATHER, sb,
+                         s.rbuf ? s.rbuf + off : dummy_recv, n, h.dt, h.op, tag, tun, &nt);
+    }
+    // else one reduce per chunk, to the chunk's owner, and one bcast per
+    // chunk, from its owner, all chunks at once, where a real run uses the
+    // node communicator's module
+    if (halves) {
         const bool rs = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER;
         const Stage *sp = &s;
         const HanxCtx *hp = &h;
@@ -935,7 +945,7 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
         const int parts = Levels(t).h.parts;
         switch (collx_allreduce_builtin(bytes, nnodes, t.P, parts, 1, a.schedule)) {
             case COLLX_ALLREDUCE_SPLIT_RING: {
-                Algo rails = a;
+                Algo rails = a;  // (the node's module inside the node)
                 rails.split = true;
                 rails.up = COLLX_TREE_RING;
                 return run_hanx(e, p, c, rails, count, seg ? seg : COLLX_SPLIT_RING_SEGMENT_BYTES,

@@ -38,7 +38,7 @@ ring_nodes() (  # the one flag's large allreduce across real (emulated) nodes: s
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -Eq "coll:hanx: allreduce count 300007 on MPI_COMM_WORLD: split rails$" &&
-        echo "$out" | grep -Eq "coll:hanx: allreduce levels \(innermost first\): .*; rails: ring$" ||
+        echo "$out" | grep -Eq "coll:hanx: allreduce levels \(innermost first\): module, .*; rails: ring$" ||
         { echo "no big allreduce on split rails with the collx ring on the rails"; return 1; }
     echo "$out" | grep -Eq "coll:hanx: iallreduce count 300007 on MPI_COMM_WORLD: one collx ring tree over all ranks" ||
         { echo "no big iallreduce on the ring"; return 1; }

@@ -300,8 +300,8 @@ ring_default() (  # the built-in large allreduce: split rails on the collx ring 
         { echo "no big allreduce on split rails"; ok=1; }
     small=$(echo "$out" | grep -E "coll:hanx: allreduce count [0-9]+ on .*: split rails$" | grep -vc "count 300007 ")
     [ "$small" = 0 ] || { echo "$small small allreduces on split rails"; ok=1; }
-    echo "$out" | grep -q "coll:hanx: allreduce levels (innermost first): .*; rails: ring$" ||
-        { echo "the rails not on the collx ring"; ok=1; }
+    echo "$out" | grep -q "coll:hanx: allreduce levels (innermost first): module, .*; rails: ring$" ||
+        { echo "the rails not on the collx ring (or the node not on its module)"; ok=1; }
     # every big non-blocking one (>= 512 KiB) on the flat ring, no smaller one, no blocking one
     [ "$(echo "$out" | grep -Ec "coll:hanx: iallreduce count 300007 on .*: one collx ring tree over all ranks$")" -gt 0 ] ||
         { echo "no big iallreduce on the ring"; ok=1; }
@@ -309,20 +309,22 @@ ring_default() (  # the built-in large allreduce: split rails on the collx ring 
     [ "$small" = 0 ] || { echo "$small small or blocking allreduces on the ring"; ok=1; }
     # 2 x 2 with the leaders' level set to its module: split rails on the module (a set
     # coll_hanx_up_algorithm decides), no flat ring; an iallreduce's leaders' allreduce of
-    # 64 KiB or more on the module: the collx ring, not libnbc's in-place binomial
+    # 64 KiB or more on the module: the collx ring, not libnbc's in-place binomial; the
+    # node's level set to the ring: split rails' reduce-scatter and allgather on its halves
     out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_model_measure 0 \
-          --mca coll_hanx_up_algorithm module "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
+          --mca coll_hanx_up_algorithm module --mca coll_hanx_low_algorithm ring \
+          "$CHECKER" --quick --big --colls "allreduce,iallreduce" --seed 37)
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -q "ring tree" && { echo "2 x 2 took the ring"; ok=1; }
     echo "$out" | grep -q "coll:hanx: iallreduce on MPI_COMM_WORLD: the leaders' allreduce on the collx ring" ||
         { echo "no iallreduce with the leaders' allreduce on the ring"; ok=1; }
     echo "$out" | grep -Eq "coll:hanx: allreduce count 300007 on MPI_COMM_WORLD: split rails$" ||
         { echo "2 x 2: no big allreduce on split rails"; ok=1; }
-    echo "$out" | grep -q "coll:hanx: allreduce levels (innermost first): .*; rails: module$" ||
-        { echo "2 x 2: the rails not on their module though coll_hanx_up_algorithm says so"; ok=1; }
+    echo "$out" | grep -q "coll:hanx: allreduce levels (innermost first): ring, .*; rails: module$" ||
+        { echo "2 x 2: the rails not on their module, or the node not on the ring, though set so"; ok=1; }
     return $ok
 )
-step "built-in large allreduce: split rails on the collx ring (blocking), one collx ring over all ranks on 4 nodes x 2 (non-blocking); on 2 x 2 a set coll_hanx_up_algorithm decides the rails" \
+step "built-in large allreduce: split rails on the collx ring (blocking), one collx ring over all ranks on 4 nodes x 2 (non-blocking); on 2 x 2 set coll_hanx_up/low_algorithm decide the rails and the node (the ring's halves)" \
     ring_default
 model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and what it chose runs
     local out ok=0 a

@@ -1127,6 +1127,9 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_uint_eq(collx_tree_segment_bytes(COLLX_COLL_BCAST, COLLX_TREE_RING, 8 << 20, 17, 4,
                                                a, b),
                       collx_lp_segment_bytes(8 << 20, 17, a, b));
+    for (int halves : {COLLX_COLL_REDUCE_SCATTER, COLLX_COLL_ALLGATHER})  // (collx_ring_start's)
+        ck_assert_uint_eq(collx_tree_segment_bytes(halves, COLLX_TREE_RING, 8 << 20, 17, 4, a, b),
+                          32768);
     // hanx's built-in large allreduce on the ring: from 512 KiB, ranks in
     // blocks, the ring's bytes per node link at most 1.2x the leaders'
     // ((P-1)/P against (N-1)/N)
@@ -1156,6 +1159,82 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 7, 0, 1, 0), COLLX_ALLREDUCE_FLAT_RING);
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 4, 0, 1, 0), COLLX_ALLREDUCE_LEVELS);
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 1, 4, 0, 1, 0), COLLX_ALLREDUCE_LEVELS);
+}
+END_TEST
+
+// The ring's halves on their own (collx_ring_start's phases): the
+// reduce-scatter leaves rank r chunk r (collx_hier_chunk's) summed over all
+// ranks and writes nothing past the vector; the allgather spreads each
+// rank's chunk r; both in a row give what the ring allreduce gives.  Every
+// size, count and segment shape, completions reordered by the world.
+START_TEST(ring_halves_scatter_and_gather_chunks) {
+    const collx_dtype_t dt = dtype_of(sizeof(Affine));
+    sim::Op op{affine_add};
+    unsigned seed = 4242;
+    const Affine junk{7, 7};
+    for (int P : sizes)
+        for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(5), std::size_t(37),
+                                  std::size_t(300), std::size_t(1001)})
+            for (const Shape &sh : shapes)
+                for (int in_place = 0; in_place < 2; ++in_place) {
+                    collx_tuning_t tun{COLLX_TREE_RING, 1, sh.seg_bytes, sh.max_send,
+                                       sh.max_recv, nullptr};
+                    std::vector<std::vector<Affine>> in(P, std::vector<Affine>(count));
+                    std::vector<Affine> sum(count, Affine{0, 0});
+                    for (int r = 0; r < P; ++r)
+                        for (std::size_t i = 0; i < count; ++i) {
+                            in[r][i] = value(r, i);
+                            sum[i] = Affine{sum[i].a + in[r][i].a, sum[i].b + in[r][i].b};
+                        }
+                    // reduce-scatter, then the allgather on its result
+                    std::vector<std::vector<Affine>> buf(P, std::vector<Affine>(count + 1, junk));
+                    for (int phase : {COLLX_RING_REDUCE_SCATTER, COLLX_RING_ALLGATHER}) {
+                        sim::World w(P, seed++);
+                        std::vector<std::unique_ptr<Operation>> ops;
+                        for (int r = 0; r < P; ++r) {
+                            const bool ip = in_place && phase == COLLX_RING_REDUCE_SCATTER;
+                            if (ip) std::copy(in[r].begin(), in[r].end(), buf[r].begin());
+                            const void *sb = phase == COLLX_RING_REDUCE_SCATTER && !ip
+                                                 ? in[r].data() : nullptr;
+                            ops.push_back(make_ring(w.transport(r), phase, sb, buf[r].data(),
+                                                    count, dt, &op, -23, tun, nullptr));
+                        }
+                        std::string why;
+                        ck_assert_msg(run_all(w, ops, why), "phase %d P=%d count=%zu seg=%zu: %s",
+                                      phase, P, count, sh.seg_bytes, why.c_str());
+                        for (int r = 0; r < P; ++r) {
+                            for (int c = 0; c < P; ++c) {
+                                if (phase == COLLX_RING_REDUCE_SCATTER && c != r) continue;
+                                std::size_t first, n;
+                                collx_hier_chunk(count, P, c, &first, &n);
+                                for (std::size_t i = first; i < first + n; ++i)
+                                    ck_assert_msg(buf[r][i].a == sum[i].a && buf[r][i].b == sum[i].b,
+                                                  "phase %d P=%d count=%zu: rank %d chunk %d "
+                                                  "elem %zu wrong", phase, P, count, r, c, i);
+                            }
+                            ck_assert_msg(buf[r][count].a == junk.a, "wrote past the end");
+                        }
+                        if (phase == COLLX_RING_REDUCE_SCATTER)  // only its own chunk goes on
+                            for (int r = 0; r < P; ++r)
+                                for (int c = 0; c < P; ++c) {
+                                    if (c == r) continue;
+                                    std::size_t first, n;
+                                    collx_hier_chunk(count, P, c, &first, &n);
+                                    std::fill(buf[r].begin() + static_cast<std::ptrdiff_t>(first),
+                                              buf[r].begin() + static_cast<std::ptrdiff_t>(first + n),
+                                              junk);
+                                }
+                    }
+                }
+    // the phases are checked
+    sim::World w(2, 1);
+    collx_tuning_t tun{COLLX_TREE_RING, 1, 64, 1, 1, nullptr};
+    Affine b[2];
+    collx_op_t *o = nullptr;
+    for (int bad : {0, 4, -1})
+        ck_assert_int_eq(collx_ring_start(&w.transport(0), bad, nullptr, b, 2, &dt, &op, -23, &tun,
+                                          nullptr, &o),
+                         COLLX_ERR_ARG);
 }
 END_TEST
 
@@ -1453,6 +1532,7 @@ int main() {
     tcase_add_test(exec, hier_place_tables_agree);
     tcase_add_test(exec, hier_split_plans_sum_every_chunk);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
+    tcase_add_test(exec, ring_halves_scatter_and_gather_chunks);
     tcase_add_test(exec, capi_rejects_bad_arguments);
     tcase_add_test(exec, dtype_support_matches_what_start_refuses);
     suite_add_tcase(s, exec);

@@ -528,13 +528,15 @@ START_TEST(hanx_levels_model_the_modules) {
     ck_assert(r != run(p, t, Coll::Reduce, named("hanx:module:binomial", 131072), 131072, 131072).time_ns);
     // the one flag's large allreduce (collx_allreduce_builtin): blocking,
     // from 128 KiB on nodes of one size, split rails with the collx ring on
-    // the rails in 256 KiB segments; non-blocking (the schedules), one
+    // the rails in 256 KiB segments (the node's module inside the node,
+    // not the ring's halves); non-blocking (the schedules), one
     // collx ring over all ranks from 4 nodes x 2 and the levels on 2 x 2;
     // the levels wherever a level's algorithm is named
     const double mib = 1 << 20;
     const Algo ring = flat(COLLX_TREE_RING);
-    Algo rails, sched;
+    Algo rails, halves, sched;
     ck_assert(parse_algo("hanx-split:module:ring", &rails));
+    ck_assert(parse_algo("hanx-split:ring:ring", &halves));
     ck_assert(parse_algo("hanx-sched", &sched));
     const Topology two{4, 2, 0};
     for (const Topology &shape : {t, two}) {
@@ -542,6 +544,8 @@ START_TEST(hanx_levels_model_the_modules) {
         ck_assert_double_eq(one_flag, run(p, shape, Coll::Allreduce, rails, mib,
                                           COLLX_SPLIT_RING_SEGMENT_BYTES).time_ns);
         ck_assert(one_flag != run(p, shape, Coll::Allreduce, rails, mib, 32768).time_ns);
+        ck_assert(one_flag != run(p, shape, Coll::Allreduce, halves, mib,
+                                  COLLX_SPLIT_RING_SEGMENT_BYTES).time_ns);
         ck_assert(one_flag != run(p, shape, Coll::Allreduce, ring, mib, 0).time_ns);
         // below 128 KiB: the levels
         ck_assert(run(p, shape, Coll::Allreduce, modules, 65536, 0).time_ns !=
@@ -558,6 +562,10 @@ START_TEST(hanx_levels_model_the_modules) {
     check_data(Coll::Allreduce, modules, 8, 2, 65536, 0, 0, true);
     check_data(Coll::Allreduce, modules, 4, 2, 65536, 0, 0, true);
     check_data(Coll::Allreduce, sched, 8, 2, 65536, 0, 0, true);
+    // the ring's halves inside nodes of 3 (coll_hanx_low_algorithm ring),
+    // and a non-commutative op (the node's module keeps rank order there)
+    check_data(Coll::Allreduce, halves, 9, 3, 1001, 256, 0, true);
+    check_data(Coll::Allreduce, halves, 9, 3, 1001, 256, 0, false);
     Algo mixed;
     ck_assert(parse_algo("hanx:module:pipeline", &mixed));
     ck_assert(mixed.low == kModuleTree && mixed.up == COLLX_TREE_PIPELINE);

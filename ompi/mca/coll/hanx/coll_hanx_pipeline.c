@@ -73,7 +73,9 @@ static const char *shift(const void *base, size_t off)
 /* One bcast, reduce or allreduce (coll: COLLX_COLL_*) as a collx tree
  * over all ranks of c, run by the core's event-driven executor on the PML,
  * as adaptx runs it: a level's stage, or a whole call the front door sends
- * to a flat tree.  Radix/chains 4, the core's default segment size for the
+ * to a flat tree; or, with the ring (commutative ops), a reduce_scatter or
+ * allgather of the n elements in c's size chunks, rank r's chunk r
+ * (collx_ring_start's halves: split rails inside a node).  Radix/chains 4, the core's default segment size for the
  * tree, at most 8 sends and 8 receives outstanding; node_of (the topo
  * tree's node leaders, or NULL) as collx_tuning_t says.  Blocking when req
  * is NULL, else started with its request in *req.  Rank order for
@@ -101,7 +103,11 @@ int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
     collx_notify_t nt;
     collx_request_t *r = collx_glue_request_new(&nt);
     if (NULL == r) return OMPI_ERR_OUT_OF_RESOURCE;
-    const int rc = COLLX_COLL_BCAST == coll
+    const int halves = COLLX_COLL_REDUCE_SCATTER == coll ? COLLX_RING_REDUCE_SCATTER
+                       : COLLX_COLL_ALLGATHER == coll    ? COLLX_RING_ALLGATHER
+                                                         : 0;
+    const int rc = halves ? collx_ring_start(&t, halves, sb, rb, n, &d, op, tag, &tun, &nt, &r->op)
+                   : COLLX_COLL_BCAST == coll
                        ? collx_bcast_start(&t, rb, n, &d, root, tag, &tun, &nt, &r->op)
                        : collx_glue_reduce_start(&t, &d, sb, rb, n, op, root,
                                                  COLLX_COLL_ALLREDUCE == coll, tag, &tun, &nt,
@@ -128,6 +134,7 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
      * reads it too, but for the reduce-scatter, which reads it all) */
     const int *cnt = NULL, *dsp = NULL;
     const ptrdiff_t ext = mca_coll_hanx_extent(p->dtype);
+    const int seg_n = n; /* (the segment's, where a chunk stage takes my chunk) */
     size_t roff = 0;
     if (p->split) {
         const int *a = p->split + ((size_t)n == p->seg_count ? 0 : 2 * p->parts);
@@ -160,6 +167,20 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
         const int rc = mca_coll_hanx_tree_call(coll, p->tree[s->level], NULL, c, sb, rb,
                                                (size_t)n, p->dtype, p->op, s->root, req,
                                                &handled);
+        if (handled) return rc;
+    }
+    if (s->level >= 0 && s->level < HANX_NCHAN && COLLX_TREE_RING == p->tree[s->level] &&
+        (ST_REDUCE_SCATTER == s->kind || ST_ALLGATHER_CHUNKS == s->kind) &&
+        ompi_op_is_commute(p->op)) {
+        /* split rails inside the node on the ring's halves: the whole
+         * segment, my chunk (collx_hier_chunk's, as cnt/dsp) at its place
+         * (a non-commutative op: the module, which keeps rank order) */
+        const int rs = ST_REDUCE_SCATTER == s->kind;
+        int handled;
+        const int rc = mca_coll_hanx_tree_call(
+            rs ? COLLX_COLL_REDUCE_SCATTER : COLLX_COLL_ALLGATHER, COLLX_TREE_RING, NULL, c,
+            rs ? shift(s->sbuf, off) : NULL, (void *)shift(s->rbuf, off), (size_t)seg_n, p->dtype,
+            p->op, 0, req, &handled);
         if (handled) return rc;
     }
     mca_coll_base_comm_coll_t *cc = c->c_coll;
@@ -511,6 +532,7 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
     *to_free = NULL;
     for (int k = 0; k < m->nlevels; ++k)
         p->tree[k] = k == m->nlevels - 1 ? ch->up_tree : ch->low_tree;
+    p->tree[HANX_NODE] = ch->low_tree; /* (split rails' node level under sockets) */
     p->tree[HANX_RAIL] = ch->up_tree;
     if (rail && COLLX_COLL_ALLREDUCE == coll) {
         p->parts = m->split_parts;

@@ -179,8 +179,10 @@ static int builtin_level(int tree, int coll, size_t bytes, int up, int nonblocki
 
 /* The one flag's allreduce (collx_allreduce_builtin): one collx ring over
  * all ranks, or split rails with the collx ring on the rails (where
- * coll_hanx_up_algorithm is left at its default: set, it decides) in the
- * core's segments, or the levels as *out already says. */
+ * coll_hanx_up_algorithm is left at its default: set, it decides) and the
+ * node's module inside the node (the ring's halves there measured no
+ * better on 2 ranks per node), in the core's segments, or the levels as
+ * *out already says. */
 static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, int nonblocking,
                               hanx_choice_t *out)
 {

@@ -294,6 +294,21 @@ int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void 
                           int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
                           collx_op_t **out);
 
+/* The collx ring's halves (commutative ops), the vector of `count`
+ * elements in t->size chunks (collx_hier_chunk's): phases
+ * COLLX_RING_REDUCE_SCATTER leaves chunk r of recvbuf on rank r reduced
+ * over all ranks (the rest of recvbuf is scratch; sendbuf, or NULL when
+ * the data is in recvbuf, is copied there first); COLLX_RING_ALLGATHER
+ * spreads each rank r's chunk r of recvbuf to every rank's (sendbuf
+ * ignored); both: the ring allreduce.  Each chunk is folded once, in a
+ * fixed order (deterministic). */
+#define COLLX_RING_REDUCE_SCATTER 1
+#define COLLX_RING_ALLGATHER 2
+#define COLLX_RING_ALLREDUCE 3
+int collx_ring_start(const collx_transport_t *t, int phases, const void *sendbuf, void *recvbuf,
+                     size_t count, const collx_dtype_t *dt, void *op, int tag,
+                     const collx_tuning_t *tun, const collx_notify_t *notify, collx_op_t **out);
+
 /* A pipelined schedule of sub-collective steps (hierarchical collectives).
  * This rank takes part in `nstages` stages; stage i has a global `number`
  * (the same on every member of its communicator; a segment flows through
