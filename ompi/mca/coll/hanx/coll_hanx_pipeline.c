@@ -75,7 +75,8 @@ static const char *shift(const void *base, size_t off)
  * as adaptx runs it: a level's stage, or a whole call the front door sends
  * to a flat tree; or, with the ring (commutative ops), a reduce_scatter or
  * allgather of the n elements in c's size chunks, rank r's chunk r
- * (collx_ring_start's halves: split rails inside a node).  Radix/chains 4, the core's default segment size for the
+ * (collx_ring_start's halves: split rails inside a node).  Radix/chains
+ * 4, the core's default segment size for the
  * tree, at most 8 sends and 8 receives outstanding; node_of (the topo
  * tree's node leaders, or NULL) as collx_tuning_t says.  Blocking when req
  * is NULL, else started with its request in *req.  Rank order for
