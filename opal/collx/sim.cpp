@@ -640,9 +640,9 @@ std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_
     // split rails' reduce-scatter and allgather on the collx ring's halves
     // (the level's tree, commutative ops): the whole segment, each rank's
     // chunk at its place
-    const bool halves = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER || s.st.kind == COLLX_HSTEP_ALLGATHER;
+    const bool rs = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER;
+    const bool halves = rs || s.st.kind == COLLX_HSTEP_ALLGATHER;
     if (halves && level_tree == COLLX_TREE_RING && h.commutative) {
-        const bool rs = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER;
         const char *sb = !rs ? nullptr : s.sbuf ? s.sbuf + off : dummy_send;
         return make_ring(*s.tr, rs ? COLLX_RING_REDUCE_SCATTER : COLLX_RING_ALLGATHER, sb,
                          s.rbuf ? s.rbuf + off : dummy_recv, n, h.dt, h.op, tag, tun, &nt);
@@ -651,7 +651,6 @@ std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_
     // chunk, from its owner, all chunks at once, where a real run uses the
     // node communicator's module
     if (halves) {
-        const bool rs = s.st.kind == COLLX_HSTEP_REDUCE_SCATTER;
         const Stage *sp = &s;
         const HanxCtx *hp = &h;
         return make_group(h.parts, [=](int c, const collx_notify_t &knt) {
