@@ -942,7 +942,7 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
     if (a.hanx && !a.split && a.low == kModuleTree && a.up == kModuleTree &&
         c == Coll::Allreduce && (!bufs || bufs->commutative)) {
         const int parts = Levels(t).h.parts;
-        switch (collx_allreduce_builtin(bytes, nnodes, t.P, parts, 1, a.schedule)) {
+        switch (collx_allreduce_builtin(bytes, nnodes, t.P, parts, 1)) {
             case COLLX_ALLREDUCE_SPLIT_RING: {
                 Algo rails = a;  // (the node's module inside the node)
                 rails.split = true;

@@ -253,17 +253,18 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     # hanx checker step with reduce, ireduce or iallreduce, run with them)
     local ok=0
     unset OMPI_MCA_coll_hanx_tuning_file
-    levels() {  # levels COLL BYTES [mpirun args]: the distinct "low, up" algorithms of COLL's calls on 2 x 2
-        local coll=$1 b=$2; shift 2
+    levels() {  # levels TAIL COLL BYTES [mpirun args]: the distinct "low, up" algorithms of COLL's calls on 2 x 2 (TAIL: split rails' "; rails: R" too)
+        local tail=$1 coll=$2 b=$3; shift 3
         local_run 120 4 $HANX 2 --mca coll_hanx_socket_level 0 --mca coll_hanx_verbose 10 "$@" \
             "$COLLX_BUILDDIR/collx-bench" --coll "$coll" --min "$b" --max "$b" --reps 1 \
             --warmup 0 --time-per-rep 0.000001 2>&1 |
-            sed -nE "s/.*coll:hanx: ${coll#i} levels \(innermost first\): ([a-z_]+, [a-z_]+)\$/\1/p" |
+            sed -nE "s/.*coll:hanx: ${coll#i} levels \(innermost first\): ([a-z_]+, [a-z_]+$tail)\$/\1/p" |
             sort -u | tr '\n' ';'
     }
     expect() {  # expect WANT COLL BYTES [mpirun args]
-        local want=$1 got; shift
-        got=$(levels "$@")
+        local want=$1 got tail=""; shift
+        case $want in *"; rails: "*) tail="; rails: [a-z_]+" ;; esac
+        got=$(levels "$tail" "$@")
         [ "$got" = "$want;" ] || { echo "$*: levels \"$got\", not \"$want\""; ok=1; }
     }
     # blocking reduce: the tree between the leaders from 64 KiB (two of its segments)
@@ -271,12 +272,14 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     expect "module, binomial" reduce 65536
     expect "module, binomial" reduce 131072
     expect "module, module" allreduce 1024
-    # non-blocking: the tree on both levels, ireduce at every size, iallreduce below 256 KiB
+    # non-blocking: the tree on both levels, ireduce at every size, iallreduce below 128 KiB
+    # (from there split rails on the collx ring, which the node's trees do not run)
     expect "binomial, binomial" ireduce 1024
     expect "binomial, binomial" ireduce 131072
     expect "binomial, binomial" iallreduce 1024
-    expect "binomial, binomial" iallreduce 131072
-    expect "module, module" iallreduce 262144
+    expect "binomial, binomial" iallreduce 65536
+    expect "binomial, ring; rails: ring" iallreduce 131072
+    expect "module, ring; rails: ring" iallreduce 262144
     # set, even to the default's own value, a parameter decides its level
     expect "module, module" reduce 131072 --mca coll_hanx_up_algorithm module
     expect "binomial, module" ireduce 1024 --mca coll_hanx_up_algorithm module
@@ -284,9 +287,9 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     OMPI_MCA_coll_hanx_up_algorithm=knomial expect "module, knomial" reduce 131072 -x OMPI_MCA_coll_hanx_up_algorithm
     return $ok
 )
-step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, ireduce and iallreduce below 256 KiB on both; a set coll_hanx_low/up_algorithm decides" \
+step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, ireduce and iallreduce below 128 KiB on both; a set coll_hanx_low/up_algorithm decides" \
     level_trees_default
-ring_default() (  # the built-in large allreduce: split rails on the collx ring (blocking), one collx ring over all ranks from 4 nodes of 2 (non-blocking)
+ring_default() (  # the built-in large allreduce: split rails on the collx ring, blocking or not
     local out ok=0 small
     unset OMPI_MCA_coll_hanx_tuning_file
     # (the built-in rule itself: no measured model refining it)
@@ -302,11 +305,12 @@ ring_default() (  # the built-in large allreduce: split rails on the collx ring 
     [ "$small" = 0 ] || { echo "$small small allreduces on split rails"; ok=1; }
     echo "$out" | grep -q "coll:hanx: allreduce levels (innermost first): module, .*; rails: ring$" ||
         { echo "the rails not on the collx ring (or the node not on its module)"; ok=1; }
-    # every big non-blocking one (>= 512 KiB) on the flat ring, no smaller one, no blocking one
-    [ "$(echo "$out" | grep -Ec "coll:hanx: iallreduce count 300007 on .*: one collx ring tree over all ranks$")" -gt 0 ] ||
-        { echo "no big iallreduce on the ring"; ok=1; }
-    small=$(echo "$out" | grep -E "coll:hanx: i?allreduce count [0-9]+ on .*: one collx ring tree" | grep -vc "iallreduce count 300007 ")
-    [ "$small" = 0 ] || { echo "$small small or blocking allreduces on the ring"; ok=1; }
+    # the same for the non-blocking ones (the rail made with the hierarchy), none on the flat ring
+    [ "$(echo "$out" | grep -Ec "coll:hanx: iallreduce count 300007 on .*: split rails$")" -gt 0 ] ||
+        { echo "no big iallreduce on split rails"; ok=1; }
+    small=$(echo "$out" | grep -E "coll:hanx: iallreduce count [0-9]+ on .*: split rails$" | grep -vc "count 300007 ")
+    [ "$small" = 0 ] || { echo "$small small iallreduces on split rails"; ok=1; }
+    ! echo "$out" | grep -q "ring tree over all ranks" || { echo "a call on the flat ring"; ok=1; }
     # 2 x 2 with the leaders' level set to its module: split rails on the module (a set
     # coll_hanx_up_algorithm decides), no flat ring; an iallreduce's leaders' allreduce of
     # 64 KiB or more on the module: the collx ring, not libnbc's in-place binomial; the
@@ -324,7 +328,7 @@ ring_default() (  # the built-in large allreduce: split rails on the collx ring 
         { echo "2 x 2: the rails not on their module, or the node not on the ring, though set so"; ok=1; }
     return $ok
 )
-step "built-in large allreduce: split rails on the collx ring (blocking), one collx ring over all ranks on 4 nodes x 2 (non-blocking); on 2 x 2 set coll_hanx_up/low_algorithm decide the rails and the node (the ring's halves)" \
+step "built-in large allreduce: split rails on the collx ring, blocking or not; on 2 x 2 set coll_hanx_up/low_algorithm decide the rails and the node (the ring's halves)" \
     ring_default
 model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and what it chose runs
     local out ok=0 a

@@ -1146,19 +1146,19 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_ring_allreduce_default(8 << 20, 4, 32, 1), 0);    // 4x8: 1.29
     ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 4, 4, 1), 0);     // one rank per node
     ck_assert_int_eq(collx_ring_allreduce_default(1 << 20, 1, 4, 1), 0);     // one node
-    // the one flag's allreduce: split rails on the ring for a blocking call
+    // the one flag's allreduce: split rails on the ring, blocking or not,
     // from 128 KiB on nodes of one size (2+ ranks), any placement; else the
-    // flat ring where it applies (the non-blocking calls), else the levels
-    ck_assert_int_eq(collx_allreduce_builtin(131072, 2, 4, 2, 1, 0), COLLX_ALLREDUCE_SPLIT_RING);
-    ck_assert_int_eq(collx_allreduce_builtin(131071, 2, 4, 2, 1, 0), COLLX_ALLREDUCE_LEVELS);
-    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 8, 2, 0, 0), COLLX_ALLREDUCE_SPLIT_RING);
-    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 8, 2, 1, 1), COLLX_ALLREDUCE_FLAT_RING);
-    ck_assert_int_eq(collx_allreduce_builtin(262144, 4, 8, 2, 1, 0), COLLX_ALLREDUCE_SPLIT_RING);
-    ck_assert_int_eq(collx_allreduce_builtin(262144, 4, 8, 2, 1, 1), COLLX_ALLREDUCE_LEVELS);
-    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 2, 4, 2, 1, 1), COLLX_ALLREDUCE_LEVELS);
-    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 7, 0, 1, 0), COLLX_ALLREDUCE_FLAT_RING);
-    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 4, 0, 1, 0), COLLX_ALLREDUCE_LEVELS);
-    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 1, 4, 0, 1, 0), COLLX_ALLREDUCE_LEVELS);
+    // flat ring where it applies (nodes of different sizes), else the levels
+    ck_assert_int_eq(collx_allreduce_builtin(131072, 2, 4, 2, 1), COLLX_ALLREDUCE_SPLIT_RING);
+    ck_assert_int_eq(collx_allreduce_builtin(131071, 2, 4, 2, 1), COLLX_ALLREDUCE_LEVELS);
+    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 8, 2, 0), COLLX_ALLREDUCE_SPLIT_RING);
+    ck_assert_int_eq(collx_allreduce_builtin(262144, 4, 8, 2, 1), COLLX_ALLREDUCE_SPLIT_RING);
+    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 2, 4, 2, 1), COLLX_ALLREDUCE_SPLIT_RING);
+    ck_assert_int_eq(collx_allreduce_builtin(8 << 20, 4, 8, 1, 1), COLLX_ALLREDUCE_FLAT_RING);
+    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 7, 0, 1), COLLX_ALLREDUCE_FLAT_RING);
+    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 7, 0, 0), COLLX_ALLREDUCE_LEVELS);
+    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 4, 0, 1), COLLX_ALLREDUCE_LEVELS);
+    ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 1, 4, 0, 1), COLLX_ALLREDUCE_LEVELS);
 }
 END_TEST
 

@@ -526,18 +526,18 @@ START_TEST(hanx_levels_model_the_modules) {
     const double r = run(p, t, Coll::Reduce, modules, 131072, 131072).time_ns;
     ck_assert_double_eq(r, run(p, t, Coll::Reduce, tree, 131072, 131072).time_ns);
     ck_assert(r != run(p, t, Coll::Reduce, named("hanx:module:binomial", 131072), 131072, 131072).time_ns);
-    // the one flag's large allreduce (collx_allreduce_builtin): blocking,
-    // from 128 KiB on nodes of one size, split rails with the collx ring on
-    // the rails in 256 KiB segments (the node's module inside the node,
-    // not the ring's halves); non-blocking (the schedules), one
-    // collx ring over all ranks from 4 nodes x 2 and the levels on 2 x 2;
-    // the levels wherever a level's algorithm is named
+    // the one flag's large allreduce (collx_allreduce_builtin), blocking
+    // or not (the schedules): from 128 KiB on nodes of one size, split
+    // rails with the collx ring on the rails in 256 KiB segments (the
+    // node's module inside the node, not the ring's halves); the levels
+    // wherever a level's algorithm is named
     const double mib = 1 << 20;
     const Algo ring = flat(COLLX_TREE_RING);
-    Algo rails, halves, sched;
+    Algo rails, halves, sched, sched_rails;
     ck_assert(parse_algo("hanx-split:module:ring", &rails));
     ck_assert(parse_algo("hanx-split:ring:ring", &halves));
     ck_assert(parse_algo("hanx-sched", &sched));
+    ck_assert(parse_algo("hanx-split-sched:module:ring", &sched_rails));
     const Topology two{4, 2, 0};
     for (const Topology &shape : {t, two}) {
         const double one_flag = run(p, shape, Coll::Allreduce, modules, mib, 0).time_ns;
@@ -547,18 +547,19 @@ START_TEST(hanx_levels_model_the_modules) {
         ck_assert(one_flag != run(p, shape, Coll::Allreduce, halves, mib,
                                   COLLX_SPLIT_RING_SEGMENT_BYTES).time_ns);
         ck_assert(one_flag != run(p, shape, Coll::Allreduce, ring, mib, 0).time_ns);
+        const double nb = run(p, shape, Coll::Allreduce, sched, mib, 0).time_ns;
+        ck_assert_double_eq(nb, run(p, shape, Coll::Allreduce, sched_rails, mib,
+                                    COLLX_SPLIT_RING_SEGMENT_BYTES).time_ns);
+        ck_assert(nb != run(p, shape, Coll::Allreduce, ring, mib, 0).time_ns);
+        ck_assert(nb != run(p, shape, Coll::Allreduce, sched_rails, mib, 32768).time_ns);
         // below 128 KiB: the levels
         ck_assert(run(p, shape, Coll::Allreduce, modules, 65536, 0).time_ns !=
                   run(p, shape, Coll::Allreduce, rails, 65536, COLLX_SPLIT_RING_SEGMENT_BYTES).time_ns);
     }
-    ck_assert_double_eq(run(p, t, Coll::Allreduce, sched, mib, 0).time_ns,
-                        run(p, t, Coll::Allreduce, ring, mib, 0).time_ns);
-    ck_assert(run(p, two, Coll::Allreduce, sched, mib, 0).time_ns !=
-              run(p, two, Coll::Allreduce, ring, mib, 0).time_ns);
     ck_assert(run(p, t, Coll::Allreduce, tree, mib, 0).time_ns !=
               run(p, t, Coll::Allreduce, ring, mib, 0).time_ns);
     // data right: 1 MiB of 16-byte elements, split rails on the ring (4
-    // segments, 2 and 4 nodes) and the flat ring
+    // segments, 2 and 4 nodes), blocking or not
     check_data(Coll::Allreduce, modules, 8, 2, 65536, 0, 0, true);
     check_data(Coll::Allreduce, modules, 4, 2, 65536, 0, 0, true);
     check_data(Coll::Allreduce, sched, 8, 2, 65536, 0, 0, true);

@@ -116,10 +116,9 @@ typedef struct hanx_view {
     struct ompi_communicator_t *lvl[HANX_MAX_LEVELS];
     struct ompi_communicator_t *node;
     /* my rail (the ranks at my place in every node), made (with the `up`
-     * preference) at the first split-rail call that may make it; NULL before, or where it could not be made
-     * (rail_failed: the levels serve instead) */
+     * preference) with the view where the nodes are of one size; NULL
+     * where it could not be made (the levels serve instead) */
     struct ompi_communicator_t *rail;
-    int rail_failed;
     int failed;        /* could not be made: the first view serves instead */
 } hanx_view_t;
 
@@ -290,16 +289,11 @@ int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, 
 /* Progress until every non-blocking call has started all its steps on the
  * sub-communicators (before a blocking call uses them). */
 void mca_coll_hanx_nb_drain(mca_coll_hanx_module_t *m);
-/* 1 when a split-rail call can run on view v: v's rail is made (made now,
- * collectively over comm, when may_create and not tried before). */
-int mca_coll_hanx_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v,
-                       int may_create);
 /* 1 when the choice `ch` is split rails ("split") and they can run for
  * this call: every node of one size >= 2, at least two nodes, a datatype
  * tuned's reduce_scatter takes (its scratch buffer ignores the true lower
- * bound), and the rail made (made now for a blocking call, form "";
- * a non-blocking one, form "i", runs on the levels until a blocking call
- * made it).  Else the levels serve, said at verbose 10. */
+ * bound), and the view's rail made (with the view: blocking, form "", or
+ * not, form "i", alike).  Else the levels serve, said at verbose 10. */
 int mca_coll_hanx_split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
                            const hanx_choice_t *ch, struct ompi_datatype_t *dtype,
                            const char *form, const char *collective);

@@ -486,6 +486,32 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
 }
 
 /* The first view, with the MCA preferences, and the tables. */
+/* View v's rail (split rails, bcast and reduce on the root's rail), made
+ * with the view where the nodes are of one size, collectively over comm:
+ * never later, so that no call (a non-blocking one must not make it)
+ * switches algorithm, and so its bits, on whether some earlier call made
+ * it.  Where it cannot be made it stays NULL: the levels serve. */
+static void make_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v)
+{
+    /* my place in my node is my rail; rails keep comm's order */
+    const int rank = ompi_comm_rank(comm);
+    opal_info_t info;
+    OBJ_CONSTRUCT(&info, opal_info_t);
+    opal_info_set(&info, "ompi_comm_coll_preference", v->up);
+    m->hier_state = HIER_BUILDING; /* comm's own collectives: the previous module */
+    int rc = ompi_comm_split_with_info(comm, m->low_rank_of[rank], rank, &info, &v->rail, false);
+    m->hier_state = HIER_READY;
+    OBJ_DESTRUCT(&info);
+    if (OMPI_SUCCESS != rc || MPI_COMM_NULL == (MPI_Comm)v->rail) {
+        v->rail = NULL;
+        HANX_LOG(1, "coll:hanx: %s: could not make the rail communicator (error %d): split-rail "
+                    "calls run on the levels", comm->c_name, rc);
+        return;
+    }
+    HANX_LOG(1, "coll:hanx: %s: rail %d of %d ranks (up \"%s\")", comm->c_name,
+             m->low_rank_of[rank], ompi_comm_size(v->rail), v->up);
+}
+
 static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
@@ -563,6 +589,7 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
                      comm->c_name, m->nlevels, m->nnodes, ompi_comm_size(v->node), m->my_node,
                      m->blocks ? "" : ", ranks not in blocks by node");
             m->hier_state = HIER_READY;
+            if (m->split_parts > 0) make_rail(m, comm, v);
         }
     }
 out:
@@ -653,35 +680,11 @@ static hanx_view_t *use_view(mca_coll_hanx_module_t *m, struct ompi_communicator
             HANX_LOG(1, "coll:hanx: %s: sub-communicators with low \"%s\", up \"%s\" (set %d)",
                      comm->c_name, want_low, want_up, m->nviews);
             v = n;
+            if (m->split_parts > 0) make_rail(m, comm, v);
         }
     }
     m->cur = v;
     return v;
-}
-
-int mca_coll_hanx_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v,
-                       int may_create)
-{
-    if (v->rail || v->rail_failed || !may_create) return NULL != v->rail;
-    /* my place in my node is my rail; rails keep comm's order */
-    const int rank = ompi_comm_rank(comm);
-    opal_info_t info;
-    OBJ_CONSTRUCT(&info, opal_info_t);
-    opal_info_set(&info, "ompi_comm_coll_preference", v->up);
-    m->hier_state = HIER_BUILDING; /* comm's own collectives: the previous module */
-    int rc = ompi_comm_split_with_info(comm, m->low_rank_of[rank], rank, &info, &v->rail, false);
-    m->hier_state = HIER_READY;
-    OBJ_DESTRUCT(&info);
-    if (OMPI_SUCCESS != rc || MPI_COMM_NULL == (MPI_Comm)v->rail) {
-        v->rail = NULL;
-        v->rail_failed = 1;
-        HANX_LOG(1, "coll:hanx: %s: could not make the rail communicator (error %d): split-rail "
-                    "calls run on the levels", comm->c_name, rc);
-        return 0;
-    }
-    HANX_LOG(1, "coll:hanx: %s: rail %d of %d ranks (up \"%s\")", comm->c_name,
-             m->low_rank_of[rank], ompi_comm_size(v->rail), v->up);
-    return 1;
 }
 
 int mca_coll_hanx_split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
@@ -689,12 +692,10 @@ int mca_coll_hanx_split_ok(mca_coll_hanx_module_t *m, struct ompi_communicator_t
                            const char *form, const char *collective)
 {
     if (NULL == ch->algorithm || strcmp(ch->algorithm, "split")) return 0;
-    const int may_create = '\0' == form[0];
     const char *why = 0 == m->split_parts ? "nodes of different sizes (or one rank each)"
                       : mca_coll_hanx_scratch_unsafe(dtype) ? "datatype with true lower bound != 0"
-                      : !mca_coll_hanx_rail(m, comm, m->cur, may_create)
-                          ? (m->cur->rail_failed ? "no rail communicator" : "rail not made yet")
-                          : NULL;
+                      : NULL == m->cur->rail ? "no rail communicator"
+                                             : NULL;
     if (why) HANX_LOG(10, "coll:hanx: %s%s on %s: split rails cannot run (%s): the levels",
                       form, collective, comm->c_name, why);
     return NULL == why;

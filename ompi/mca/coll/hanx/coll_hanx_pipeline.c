@@ -632,14 +632,11 @@ static int unsafe_nb(mca_coll_hanx_module_t *m, int coll, struct ompi_communicat
 
 /* 1 when a bcast or reduce from root runs on the root's rail
  * (COLLX_HIER_ROOT_RAIL): coll_hanx_root_rail, nodes of one size, a root
- * that does not lead its node, and view v's rail made (made
- * now by a blocking call; a non-blocking one takes the leaders' way until
- * then: every rank sees the same). */
-static int root_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v,
-                     int root, int blocking)
+ * that does not lead its node, and view v's rail made (with the view). */
+static int root_rail(const mca_coll_hanx_module_t *m, const hanx_view_t *v, int root)
 {
     return mca_coll_hanx_component.root_rail && m->split_parts > 0 &&
-           0 != m->low_rank_of[root] && mca_coll_hanx_rail(m, comm, v, blocking);
+           0 != m->low_rank_of[root] && NULL != v->rail;
 }
 
 /* ------------------------------------------------------------- bcast */
@@ -654,7 +651,7 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     int rc;
     if (flat(m, &ch, COLLX_COLL_BCAST, comm, NULL, buf, count, dtype, NULL, root, NULL, &rc))
         return rc;
-    const int rail = root_rail(m, comm, m->cur, root, 1);
+    const int rail = root_rail(m, m->cur, root);
     HANX_LOG(10, "coll:hanx: bcast count %d root %d on %s%s", count, root, comm->c_name,
              rail ? ": on the root's rail" : "");
     hanx_pipeline_t p;
@@ -679,7 +676,7 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     int rc;
     if (flat(m, &ch, COLLX_COLL_BCAST, comm, NULL, buf, count, dtype, NULL, root, request, &rc))
         return rc;
-    const int rail = root_rail(m, comm, v, root, 0);
+    const int rail = root_rail(m, v, root);
     HANX_LOG(10, "coll:hanx: ibcast count %d root %d on %s%s", count, root, comm->c_name,
              rail ? ": on the root's rail" : "");
     hanx_pipeline_t p;
@@ -709,7 +706,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
             return mca_coll_hanx_ordered_reduce(m, sbuf, rbuf, count, dtype, op, root, comm);
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     }
-    const int rail = root_rail(m, comm, m->cur, root, 1);
+    const int rail = root_rail(m, m->cur, root);
     HANX_LOG(10, "coll:hanx: reduce count %d root %d on %s%s", count, root, comm->c_name,
              rail ? ": on the root's rail" : "");
     hanx_pipeline_t p;
@@ -740,7 +737,7 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     if (NULL == v)
         return m->prev.ireduce(sbuf, rbuf, count, dtype, op, root, comm, request,
                                m->prev.ireduce_module);
-    const int rail = root_rail(m, comm, v, root, 0);
+    const int rail = root_rail(m, v, root);
     HANX_LOG(10, "coll:hanx: ireduce count %d root %d on %s%s", count, root, comm->c_name,
              rail ? ": on the root's rail" : "");
     hanx_pipeline_t p;

@@ -183,11 +183,9 @@ static int builtin_level(int tree, int coll, size_t bytes, int up, int nonblocki
  * node's module inside the node (the ring's halves there measured no
  * better on 2 ranks per node), in the core's segments, or the levels as
  * *out already says. */
-static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, int nonblocking,
-                              hanx_choice_t *out)
+static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, hanx_choice_t *out)
 {
-    switch (collx_allreduce_builtin(bytes, m->nnodes, m->size, m->split_parts, m->blocks,
-                                    nonblocking)) {
+    switch (collx_allreduce_builtin(bytes, m->nnodes, m->size, m->split_parts, m->blocks)) {
     case COLLX_ALLREDUCE_FLAT_RING:
         out->flat_tree = COLLX_TREE_RING;
         break;
@@ -227,7 +225,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
                             m->nnodes, m->max_node_size, bytes, &rule)) {
         if (model) model_choice(m, coll, bytes, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
-            if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, nonblocking, out);
+            if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);
             /* a bandwidth-bound call on measured links: the model's; not
              * a reduction, whose bits depend on the algorithm, which a
              * measurement may change from run to run (the rules do not) */

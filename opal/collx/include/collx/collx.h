@@ -180,7 +180,7 @@ int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks)
 /* hanx's built-in allreduce without a tuning file's rule (commutative
  * ops; the others keep rank order their own way), one of
  * collx_allreduce_builtin_t:
- * - COLLX_ALLREDUCE_SPLIT_RING for a blocking call from
+ * - COLLX_ALLREDUCE_SPLIT_RING, blocking or not, from
  *   COLLX_SPLIT_RING_MIN_BYTES where the nodes are of one size (parts:
  *   collx_hier_split_parts, 2 ranks or more each) and 2 or more: split
  *   rails -- the node's reduce-scatter, one allreduce per rail on the
@@ -189,7 +189,7 @@ int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks)
  *   on one rail, 2(N-1)/N of the message per node link, the least any
  *   allreduce sends (measured on 2 x 2 and 4 x 2, docs/benchmarks.md);
  * - else COLLX_ALLREDUCE_FLAT_RING where collx_ring_allreduce_default
- *   says so (the non-blocking calls' large allreduce from 4 x 2);
+ *   says so (nodes of different sizes);
  * - else COLLX_ALLREDUCE_LEVELS.
  * It depends on the shape and the size alone, never on a measurement: a
  * reduction's bits follow the algorithm. */
@@ -200,8 +200,7 @@ typedef enum collx_allreduce_builtin {
 } collx_allreduce_builtin_t;
 #define COLLX_SPLIT_RING_MIN_BYTES 131072
 #define COLLX_SPLIT_RING_SEGMENT_BYTES 262144
-int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int blocks,
-                            int nonblocking);
+int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int blocks);
 
 /* The front door's cost model (opal/collx/costmodel.cpp, docs/cost-model.md):
  * the machine as two links -- within a node, between nodes (one per node,
