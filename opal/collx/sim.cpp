@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -814,11 +815,13 @@ struct Levels {
     std::vector<std::vector<int>> nodes_, rails_;
 };
 
+// (given: the topology's tables where the caller already built them)
 Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t count,
-                std::size_t seg, int root, const Buffers *bufs) {
+                std::size_t seg, int root, const Buffers *bufs, Levels *given = nullptr) {
     const Topology &topo = e.topology();
     const int P = topo.P;
-    Levels lv(topo);
+    std::optional<Levels> own;
+    Levels &lv = given ? *given : own.emplace(topo);
     // split rails where hanx runs them (an allreduce on nodes of one size)
     const int parts = a.split && c == Coll::Allreduce ? lv.h.parts : 0;
     const bool split = parts > 0;
@@ -941,14 +944,14 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
     const int nnodes = (t.P + t.per_node - 1) / t.per_node;
     if (a.hanx && !a.split && a.low == kModuleTree && a.up == kModuleTree &&
         c == Coll::Allreduce && (!bufs || bufs->commutative)) {
-        const int parts = Levels(t).h.parts;
-        switch (collx_allreduce_builtin(bytes, nnodes, t.P, parts, 1)) {
+        Levels lv(t);
+        switch (collx_allreduce_builtin(bytes, nnodes, t.P, lv.h.parts, 1)) {
             case COLLX_ALLREDUCE_SPLIT_RING: {
                 Algo rails = a;  // (the node's module inside the node)
                 rails.split = true;
                 rails.up = COLLX_TREE_RING;
                 return run_hanx(e, p, c, rails, count, seg ? seg : COLLX_SPLIT_RING_SEGMENT_BYTES,
-                                root, bufs);
+                                root, bufs, &lv);
             }
             case COLLX_ALLREDUCE_FLAT_RING: {
                 Algo ring;
