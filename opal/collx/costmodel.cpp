@@ -136,10 +136,13 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
                               binomial(S, in, s)};
         us[COLLX_MODEL_HIER] = pipeline(st, 3, k);
         if (balanced && N > 1 && S > 1) {
-            const double c = s / S;  // one rank's chunk of a segment
+            // in the segments hanx runs split rails in (the one flag's, the
+            // collx ring on the rails: collx_allreduce_builtin)
+            const double ss = std::min(m, static_cast<double>(COLLX_SPLIT_RING_SEGMENT_BYTES));
+            const double c = ss / S;  // one rank's chunk of a segment
             const double sp[3] = {(S - 1) * (in.step(c) + g * c), allreduce(N, out, c, g, S),
                                   (S - 1) * in.step(c)};
-            us[COLLX_MODEL_SPLIT] = pipeline(sp, 3, k);
+            us[COLLX_MODEL_SPLIT] = pipeline(sp, 3, segments(bytes, COLLX_SPLIT_RING_SEGMENT_BYTES));
         }
         if (P > 2) us[COLLX_MODEL_FLAT_PIPELINE] = chain(2, g);
         if (P > 1) {

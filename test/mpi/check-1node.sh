@@ -352,6 +352,11 @@ model_default() (  # coll_hanx_default_algorithm 4: the cost model chooses, and 
         { echo "previous choices and previous runs differ"; ok=1; }
     [ "$(count "coll:hanx: model: .*: split$")" = "$(count "split rails$|split rails cannot run")" ] ||
         { echo "split choices and split runs differ"; ok=1; }
+    # split as the one flag runs it: the collx ring on the rails (coll_hanx_up_algorithm unset)
+    [ "$(count "allreduce levels \(innermost first\): .*; rails: ")" -gt 0 ] &&
+        [ "$(count "allreduce levels \(innermost first\): .*; rails: ring$")" = \
+          "$(count "allreduce levels \(innermost first\): .*; rails: ")" ] ||
+        { echo "the model's split rails not on the collx ring"; ok=1; }
     return $ok
 )
 step "coll_hanx_default_algorithm 4: the cost model chooses per call (levels, previous, split, LP chain) and that runs" \

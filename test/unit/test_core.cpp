@@ -993,9 +993,28 @@ START_TEST(cost_model_predicts_and_chooses) {
     ck_assert(us[COLLX_MODEL_SPLIT] < 0);
     collx_model_choose(COLLX_COLL_REDUCE, 4, 2, 1, 8 << 20, 65536, COLLX_MODEL_HIER, &fast, us);
     ck_assert(us[COLLX_MODEL_SPLIT] < 0 && us[COLLX_MODEL_FLAT_PIPELINE] > 0);
-    // at 1 Gbit/s the rails share the node's link: split no better there
-    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768, COLLX_MODEL_HIER, &slow, us);
-    ck_assert(us[COLLX_MODEL_SPLIT] > 0.95 * us[COLLX_MODEL_HIER]);
+    // at 1 Gbit/s the rails share the node's link, so per byte the rails'
+    // ring moves what the leaders' ring moves; split rails run in their own
+    // 256 KiB segments (32 of 8 MiB, chunks c = 128 KiB): the node's
+    // reduce-scatter 0.8 + (1e-4 + 2.5e-4) c, the rails' ring
+    // 6 (7 + 8e-3 * 2 * c/4) + 3 * 2.5e-4 * c/4, the allgather 0.8 + 1e-4 c,
+    // the ring's stage 31 more times; the levels in 32 KiB segments pay 8x
+    // the latencies: split 0.91 of them, not enough to leave either baseline
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768,
+                                        COLLX_MODEL_HIER, &slow, us),
+                     COLLX_MODEL_HIER);
+    const double c = 131072, rails = 6 * (7 + 8e-3 * 2 * c / 4) + 3 * 2.5e-4 * c / 4;
+    ck_assert_double_eq_tol(us[COLLX_MODEL_SPLIT],
+                            0.8 + 3.5e-4 * c + rails + 0.8 + 1e-4 * c + 31 * rails, 1e-6);
+    ck_assert(us[COLLX_MODEL_SPLIT] > 0.85 * us[COLLX_MODEL_HIER] &&
+              us[COLLX_MODEL_SPLIT] < us[COLLX_MODEL_HIER]);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 32768,
+                                        COLLX_MODEL_SPLIT, &slow, us),
+                     COLLX_MODEL_SPLIT);
+    // the segment the caller gives is the levels': split rails' stays
+    const double split_8m = us[COLLX_MODEL_SPLIT];
+    collx_model_choose(COLLX_COLL_ALLREDUCE, 4, 2, 1, 8 << 20, 1 << 20, COLLX_MODEL_HIER, &slow, us);
+    ck_assert_double_eq_tol(us[COLLX_MODEL_SPLIT], split_8m, 1e-9);
     // the ring over all ranks: 2(P-1) steps of every 32 KiB segment of a
     // chunk (m/P) through the node's link, and P-1 chunks folded; on 2x2 at
     // 1 Gbit/s it moves 1.5x the leaders' bytes and loses to the levels

@@ -128,15 +128,28 @@ static int level_tree(level_algorithm_t *a, const char *text, const char *var)
     return a->tree;
 }
 
+/* Split rails as the one flag runs them (collx_allreduce_builtin): in
+ * COLLX_SPLIT_RING_SEGMENT_BYTES, the collx ring on the rails where
+ * coll_hanx_up_algorithm is left at its default; a tuning rule's segment
+ * or up_algorithm (rule, or NULL) decides over them. */
+static void split_on_ring(const collx_rule_t *rule, hanx_choice_t *out)
+{
+    out->algorithm = "split";
+    if (NULL == rule || rule->segment_bytes < 0) out->segment_bytes = COLLX_SPLIT_RING_SEGMENT_BYTES;
+    if ((NULL == rule || NULL == rule->up_algorithm) &&
+        collx_glue_var_is_default(mca_coll_hanx_component.up_var))
+        out->up_tree = COLLX_TREE_RING;
+}
+
 /* coll_hanx_default_algorithm 4: the cost model's choice for this call
  * (collx_model_choose) on m's shape, with the segment in *out (the
- * built-in one, or a tuning rule's that names no algorithm): the built-in
- * choice already in *out unless the model predicts another at most
- * COLLX_MODEL_MARGIN of its time; a collective the model does not cover
- * keeps the built-in choice.  A rule that names an algorithm is followed
- * and the model not asked. */
+ * built-in one, or a tuning rule's that names no algorithm: rule, else
+ * NULL): the built-in choice (an allreduce's from collx_allreduce_builtin)
+ * unless the model predicts another at most COLLX_MODEL_MARGIN of its
+ * time; a collective the model does not cover keeps the built-in choice.
+ * A rule that names an algorithm is followed and the model not asked. */
 static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes,
-                         hanx_choice_t *out)
+                         const collx_rule_t *rule, hanx_choice_t *out)
 {
     const int *p = mca_coll_hanx_component.model;
     const collx_machine_t mach = m->measured ? m->machine
@@ -144,18 +157,20 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
                                                                  p[2] * 1e-3, p[3] * 1e-6,
                                                                  p[4] * 1e-6};
     double us[COLLX_MODEL_COUNT];
-    const int builtin =
-        out->algorithm && !strcmp(out->algorithm, "previous") ? COLLX_MODEL_PREVIOUS
-        : COLLX_COLL_ALLREDUCE == coll &&
-                collx_ring_allreduce_default(bytes, m->nnodes, m->size, m->blocks)
-            ? COLLX_MODEL_FLAT_RING
-            : COLLX_MODEL_HIER;
+    const int ar = COLLX_COLL_ALLREDUCE == coll ? collx_allreduce_builtin(bytes, m->nnodes, m->size,
+                                                                          m->split_parts, m->blocks)
+                                                : COLLX_ALLREDUCE_LEVELS;
+    const int builtin = out->algorithm && !strcmp(out->algorithm, "previous") ? COLLX_MODEL_PREVIOUS
+                        : COLLX_ALLREDUCE_SPLIT_RING == ar                    ? COLLX_MODEL_SPLIT
+                        : COLLX_ALLREDUCE_FLAT_RING == ar                     ? COLLX_MODEL_FLAT_RING
+                                                                              : COLLX_MODEL_HIER;
     const int a = collx_model_choose(coll, m->nnodes, m->max_node_size, m->split_parts > 0, bytes,
                                      out->segment_bytes, builtin, &mach, us);
     if (a < 0) return;
     out->flat_tree = -1; /* (the built-in ring is among the model's choices) */
     if (COLLX_MODEL_FLAT_PIPELINE == a) out->flat_tree = COLLX_TREE_PIPELINE;
     else if (COLLX_MODEL_FLAT_RING == a) out->flat_tree = COLLX_TREE_RING;
+    else if (COLLX_MODEL_SPLIT == a) split_on_ring(rule, out);
     else out->algorithm = collx_model_algorithm_name(a);
     HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d, segments of %zu "
                  "bytes: previous %.1f, hierarchical %.1f, split %.1f, flat:pipeline %.1f, "
@@ -190,10 +205,7 @@ static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, han
         out->flat_tree = COLLX_TREE_RING;
         break;
     case COLLX_ALLREDUCE_SPLIT_RING:
-        out->algorithm = "split";
-        out->segment_bytes = COLLX_SPLIT_RING_SEGMENT_BYTES;
-        if (collx_glue_var_is_default(mca_coll_hanx_component.up_var))
-            out->up_tree = COLLX_TREE_RING;
+        split_on_ring(NULL, out);
         break;
     }
 }
@@ -223,7 +235,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     if (NULL == mca_coll_hanx_component.rules ||
         !collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule)) {
-        if (model) model_choice(m, coll, bytes, out);
+        if (model) model_choice(m, coll, bytes, NULL, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
             if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);
             /* a bandwidth-bound call on measured links: the model's; not
@@ -231,7 +243,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
              * measurement may change from run to run (the rules do not) */
             if (m->measured && COLLX_COLL_REDUCE != coll && COLLX_COLL_ALLREDUCE != coll &&
                 collx_model_bandwidth_bound(coll, &m->machine, bytes, m->size))
-                model_choice(m, coll, bytes, out);
+                model_choice(m, coll, bytes, NULL, out);
         }
         return;
     }
@@ -252,5 +264,5 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
              out->low ? out->low : "(default)", out->up ? out->up : "(default)",
              out->low_tree < 0 ? "module" : collx_tree_name(out->low_tree),
              out->up_tree < 0 ? "module" : collx_tree_name(out->up_tree));
-    if (model && NULL == rule.algorithm) model_choice(m, coll, bytes, out);
+    if (model && NULL == rule.algorithm) model_choice(m, coll, bytes, &rule, out);
 }

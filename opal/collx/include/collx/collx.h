@@ -214,7 +214,7 @@ typedef struct collx_machine {
 /* What hanx can run for a call, as the model names them. */
 enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorithms) */
        COLLX_MODEL_HIER,     /* hanx's levels, pipelined in its segments */
-       COLLX_MODEL_SPLIT,    /* allreduce as split rails */
+       COLLX_MODEL_SPLIT,    /* allreduce as split rails, in COLLX_SPLIT_RING_SEGMENT_BYTES */
        COLLX_MODEL_FLAT_PIPELINE, /* one LP chain over all ranks */
        COLLX_MODEL_FLAT_RING,     /* allreduce: one ring over all ranks */
        COLLX_MODEL_COUNT };
@@ -228,7 +228,7 @@ const char *collx_model_algorithm_name(int algorithm);
  * allreduce: `bytes` the message; allgather, alltoall: one rank's block;
  * barrier) on `nnodes` nodes of at most `node_size` ranks, in blocks;
  * `balanced`: all nodes of that size (split rails need it); hier_segment:
- * hanx's segment (0: one).  us[a] < 0: not a candidate.  Returns the
+ * hanx's segment of the levels (0: one; split rails take their own).  us[a] < 0: not a candidate.  Returns the
  * choice (COLLX_MODEL_*): `baseline` (hierarchical where it is not a
  * candidate) unless the cheapest other is predicted at most
  * COLLX_MODEL_MARGIN of its time; -1 for a collective the model does not
