@@ -1127,8 +1127,16 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 65536, 1, 0), COLLX_TREE_BINOMIAL);
     ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 1, 0), COLLX_TREE_BINOMIAL);
     ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 0, 0), -1);
-    for (int c : {COLLX_COLL_BCAST, COLLX_COLL_ALLREDUCE, COLLX_COLL_ALLGATHER})
+    for (int c : {COLLX_COLL_BCAST, COLLX_COLL_ALLREDUCE})
         for (int up : {0, 1}) ck_assert_int_eq(collx_hier_level_tree(c, 1 << 20, up, 0), -1);
+    // allgather: the ring between the leaders from blocks of 32 KiB,
+    // blocking or not; never below them
+    for (int nb : {0, 1}) {
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 32767, 1, nb), -1);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 32768, 1, nb), COLLX_TREE_RING);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 1 << 20, 1, nb), COLLX_TREE_RING);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 1 << 20, 0, nb), -1);
+    }
     // non-blocking: ireduce on the tree on every level at every size,
     // iallreduce below 256 KiB, ibcast on the modules
     for (int up : {0, 1}) {

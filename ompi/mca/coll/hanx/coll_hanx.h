@@ -240,6 +240,11 @@ typedef struct hanx_blocks {
     struct ompi_datatype_t *type; /* the unit of cnt, dsp, ncnt, ndsp */
     int *cnt, *dsp;    /* my node's members' blocks in my node's share */
     int *ncnt, *ndsp;  /* the nodes' shares of `all` */
+    /* > 0 where the nodes' shares are of one size and in the leaders'
+     * rank order (`all` the receive buffer, nodes of one size, ranks in
+     * blocks): the leaders' allgatherv is then an allgather of ring_count
+     * `type`s, which the collx ring can run (coll_hanx_up_algorithm ring) */
+    size_t ring_count;
     int (*finish)(struct hanx_blocks *b);   /* the local last stage */
     void (*release)(struct hanx_blocks *b); /* frees it all */
 } hanx_blocks_t;

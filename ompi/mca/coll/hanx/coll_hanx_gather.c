@@ -433,10 +433,13 @@ static int build_allgather_direct(mca_coll_hanx_module_t *m, hanx_view_t *v, han
         b->cnt[i] = rcount;
         b->dsp[i] = i * rcount;
     }
+    int even = 1; /* (nodes of one size in rank order: one node's share after the other) */
     for (int n = 0; n < m->nnodes; ++n) {
         b->ncnt[n] = m->node_size[n] * rcount;
         b->ndsp[n] = m->node_first[n] * rcount;
+        even = even && b->ncnt[n] == b->ncnt[0] && m->node_first[n] == n * m->node_size[0];
     }
+    if (even) b->ring_count = (size_t)size * (size_t)rcount;
     b->type = rdtype;
     b->all = rbuf;
     if (MPI_IN_PLACE == sbuf) { /* my block is in its place: the leader's gatherv says so */
@@ -453,6 +456,20 @@ static int build_allgather_direct(mca_coll_hanx_module_t *m, hanx_view_t *v, han
                      0);
     HANX_LOG(20, "coll:hanx: allgather on rbuf in rank order (nodes' ranks consecutive)");
     return OMPI_SUCCESS;
+}
+
+/* The leaders' stage of an allgather on the receive buffer: the collx
+ * ring where the choice's leaders' algorithm is the ring and the nodes'
+ * shares allow it (hanx_blocks_t.ring_count), else their module; said at
+ * verbose 10. */
+static void leaders_ring(const mca_coll_hanx_module_t *m, hanx_pipeline_t *p,
+                         const hanx_choice_t *ch, const char *form)
+{
+    if (COLLX_TREE_RING != ch->up_tree) return;
+    const int ring = p->blk->ring_count > 0;
+    if (ring) p->tree[m->nlevels - 1] = COLLX_TREE_RING;
+    HANX_LOG(10, "coll:hanx: %sallgather on %s: the leaders' allgather on %s", form,
+             p->comm->c_name, ring ? "the collx ring" : "their module (nodes of different sizes)");
 }
 
 static int allgather_common(mca_coll_hanx_module_t *m, const void *sbuf, int scount,
@@ -476,7 +493,8 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int size = ompi_comm_size(comm);
     const i64 block = (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
-    if (!mca_coll_hanx_use(m, comm, "allgather", (size_t)block, NULL) || block * size > INT_MAX)
+    hanx_choice_t ch;
+    if (!mca_coll_hanx_use(m, comm, "allgather", (size_t)block, &ch) || block * size > INT_MAX)
         return m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                  m->prev.allgather_module);
     HANX_LOG(10, "coll:hanx: allgather count %d on %s", rcount, comm->c_name);
@@ -486,6 +504,7 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
         int rc = build_allgather_direct(m, m->cur, &p, sbuf, scount, sdtype, rbuf, rcount, rdtype,
                                         comm);
         if (OMPI_SUCCESS != rc) return rc;
+        leaders_ring(m, &p, &ch, "");
         rc = mca_coll_hanx_run_pipeline(&p);
         p.blk->release(p.blk);
         return rc;
@@ -518,6 +537,7 @@ int mca_coll_hanx_iallgather(const void *sbuf, int scount, struct ompi_datatype_
     int rc;
     if (m->blocks) {
         rc = build_allgather_direct(m, v, &p, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
+        leaders_ring(m, &p, &ch, "i");
     } else {
         i64 *pos_sizes = xmalloc((i64)size * 8);
         if (!pos_sizes) return OMPI_ERR_OUT_OF_RESOURCE;

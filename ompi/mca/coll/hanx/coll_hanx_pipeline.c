@@ -186,6 +186,16 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
     }
     mca_coll_base_comm_coll_t *cc = c->c_coll;
     const hanx_blocks_t *b = p->blk;
+    if (ST_ALLGATHERV == s->kind && s->level >= 0 && s->level < HANX_NCHAN &&
+        COLLX_TREE_RING == p->tree[s->level] && b->ring_count > 0) {
+        /* the leaders' allgather of the nodes' shares, in place, on the
+         * collx ring (leader i's share is chunk i) */
+        int handled;
+        const int rc = mca_coll_hanx_tree_call(COLLX_COLL_ALLGATHER, COLLX_TREE_RING, NULL, c, NULL,
+                                               b->all, b->ring_count, b->type, NULL, 0, req,
+                                               &handled);
+        if (handled) return rc;
+    }
     switch (s->kind) {
     case ST_GATHERV:
         return req ? cc->coll_igatherv(b->mine, b->my_count, b->my_type, rb, b->cnt, b->dsp,

@@ -156,11 +156,16 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
  *   32 KiB or more, pipelined between the nodes;
  * - non-blocking (MPI_Ireduce at every size, MPI_Iallreduce below
  *   COLLX_HIER_NB_TREES_MAX_BYTES): the binomial tree on every level, where
- *   the modules' i-collectives (Open MPI's libnbc) cost a schedule each.
+ *   the modules' i-collectives (Open MPI's libnbc) cost a schedule each;
+ * - the collx ring between the leaders for an allgather (blocking or not;
+ *   message_bytes: one rank's block) of COLLX_HIER_ALLGATHER_RING_MIN_BYTES
+ *   or more: the nodes' shares round the leaders, where hanx can (nodes of
+ *   one size, ranks in blocks by node).
  * A fixed tree per call and size: the folding order depends on the shape
  * and the size alone. */
 #define COLLX_HIER_REDUCE_TREE_MIN_BYTES 65536
 #define COLLX_HIER_NB_TREES_MAX_BYTES 262144
+#define COLLX_HIER_ALLGATHER_RING_MIN_BYTES 32768
 int collx_hier_level_tree(int coll, size_t message_bytes, int up, int nonblocking);
 /* hanx's built-in choice of an allreduce without a tuning file's rule: 1
  * for one collx ring over all `size` ranks (COLLX_TREE_RING), 0 for its
