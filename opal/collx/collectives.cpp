@@ -66,21 +66,27 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes) {
 // lost on 2x2 (1.2-1.3x).  Non-blocking, on 4x2: the trees on both levels
 // took 0.44-0.68 of the modules' (libnbc's) time for MPI_Ireduce at 1 KiB -
 // 1 MiB, and 0.59-0.92 for MPI_Iallreduce at 1-64 KiB (from 256 KiB, mixed).
-// Allgather's leaders (docs/benchmarks.md, "Allgather between the leaders
-// on the collx ring"): from blocks of 32 KiB the ring took 0.54-0.79 of
-// the best upstream's time on 4x2 at 1 Gbit/s (76-88 % of the bound) and
-// 0.65-1.00 on 2x2, 0.66-0.70 of the leaders' module's time on 2x2
-// unlimited; on 4x2 unlimited (8 ranks on 2 cores) the same runs spread
-// from 0.8x to 1.5x tuned's; below 32 KiB the module's fewer messages won.
 int collx_hier_level_tree(int coll, size_t message_bytes, int up, int nonblocking) {
-    if (coll == COLLX_COLL_ALLGATHER)
-        return up && message_bytes >= COLLX_HIER_ALLGATHER_RING_MIN_BYTES ? COLLX_TREE_RING : -1;
     const bool reduce = coll == COLLX_COLL_REDUCE;
     if (nonblocking && (reduce || (coll == COLLX_COLL_ALLREDUCE &&
                                    message_bytes < COLLX_HIER_NB_TREES_MAX_BYTES)))
         return COLLX_TREE_BINOMIAL;
     return reduce && up && message_bytes >= COLLX_HIER_REDUCE_TREE_MIN_BYTES ? COLLX_TREE_BINOMIAL
                                                                             : -1;
+}
+
+// Measured on 2x2 and 4x2 emulated nodes, unlimited and at 1 Gbit/s
+// (docs/benchmarks.md, "Allgather between the leaders on the collx ring"):
+// from blocks of 32 KiB the ring took 0.40-0.90 of the leaders' module's
+// time at 1 Gbit/s (0.44-0.68 of the best upstream's; 73-90 % of the
+// bound), where hanx measured the link between nodes 12x slower per byte
+// than within a node; without a limit (2.7x) it took 0.70-1.32x the
+// module's, its many messages cost what 4 or 8 ranks on 2 cores count;
+// below 32 KiB the module's fewer messages won.  The ratio's threshold, 6,
+// lies between the two.
+int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes) {
+    return mach != nullptr && block_bytes >= COLLX_ALLGATHER_RING_MIN_BYTES &&
+           mach->inter_beta_us >= COLLX_ALLGATHER_RING_LINK_RATIO * mach->intra_beta_us;
 }
 
 int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks) {

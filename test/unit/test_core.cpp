@@ -1129,14 +1129,22 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 0, 0), -1);
     for (int c : {COLLX_COLL_BCAST, COLLX_COLL_ALLREDUCE})
         for (int up : {0, 1}) ck_assert_int_eq(collx_hier_level_tree(c, 1 << 20, up, 0), -1);
-    // allgather: the ring between the leaders from blocks of 32 KiB,
-    // blocking or not; never below them
-    for (int nb : {0, 1}) {
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 32767, 1, nb), -1);
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 32768, 1, nb), COLLX_TREE_RING);
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 1 << 20, 1, nb), COLLX_TREE_RING);
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 1 << 20, 0, nb), -1);
-    }
+    for (int nb : {0, 1}) ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 1 << 20, 1, nb), -1);
+    // allgather's leaders on the ring: blocks of 32 KiB or more where the
+    // link between nodes costs 6x or more per byte (1 Gbit/s: 80x the
+    // shipped intra-node figure), never on the shipped default machine (4x)
+    // or without a machine
+    const collx_machine_t slow_links = {0.8, 1e-4, 7, 8e-3, 2.5e-4},
+                          fast_links = {0.8, 1e-4, 6, 4e-4, 2.5e-4},
+                          above = {0.8, 1e-4, 6, 6.1e-4, 2.5e-4},
+                          below = {0.8, 1e-4, 6, 5.9e-4, 2.5e-4};
+    ck_assert_int_eq(collx_allgather_leaders_ring(&slow_links, 32768), 1);
+    ck_assert_int_eq(collx_allgather_leaders_ring(&slow_links, 32767), 0);
+    ck_assert_int_eq(collx_allgather_leaders_ring(&slow_links, 64u << 20), 1);
+    ck_assert_int_eq(collx_allgather_leaders_ring(&above, 1 << 20), 1);
+    ck_assert_int_eq(collx_allgather_leaders_ring(&below, 1 << 20), 0);
+    ck_assert_int_eq(collx_allgather_leaders_ring(&fast_links, 1 << 20), 0);
+    ck_assert_int_eq(collx_allgather_leaders_ring(nullptr, 1 << 20), 0);
     // non-blocking: ireduce on the tree on every level at every size,
     // iallreduce below 256 KiB, ibcast on the modules
     for (int up : {0, 1}) {

@@ -128,6 +128,16 @@ static int level_tree(level_algorithm_t *a, const char *text, const char *var)
     return a->tree;
 }
 
+/* The cost model's machine: m's measured one, else the coll_hanx_model_*
+ * parameters'. */
+static collx_machine_t machine(const mca_coll_hanx_module_t *m)
+{
+    const int *p = mca_coll_hanx_component.model;
+    return m->measured ? m->machine
+                       : (collx_machine_t){p[0] * 1e-3, p[1] * 1e-6, p[2] * 1e-3, p[3] * 1e-6,
+                                           p[4] * 1e-6};
+}
+
 /* Split rails as the one flag runs them (collx_allreduce_builtin): in
  * COLLX_SPLIT_RING_SEGMENT_BYTES, the collx ring on the rails where
  * coll_hanx_up_algorithm is left at its default; a tuning rule's segment
@@ -151,11 +161,7 @@ static void split_on_ring(const collx_rule_t *rule, hanx_choice_t *out)
 static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes,
                          const collx_rule_t *rule, hanx_choice_t *out)
 {
-    const int *p = mca_coll_hanx_component.model;
-    const collx_machine_t mach = m->measured ? m->machine
-                                             : (collx_machine_t){p[0] * 1e-3, p[1] * 1e-6,
-                                                                 p[2] * 1e-3, p[3] * 1e-6,
-                                                                 p[4] * 1e-6};
+    const collx_machine_t mach = machine(m);
     double us[COLLX_MODEL_COUNT];
     const int ar = COLLX_COLL_ALLREDUCE == coll ? collx_allreduce_builtin(bytes, m->nnodes, m->size,
                                                                           m->split_parts, m->blocks)
@@ -238,6 +244,14 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
         if (model) model_choice(m, coll, bytes, NULL, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
             if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);
+            /* allgather's leaders: the collx ring where the machine's link
+             * between nodes is the bottleneck (a set coll_hanx_up_algorithm
+             * decides) */
+            if (COLLX_COLL_ALLGATHER == coll && out->up_tree < 0 &&
+                collx_glue_var_is_default(mca_coll_hanx_component.up_var)) {
+                const collx_machine_t mach = machine(m);
+                if (collx_allgather_leaders_ring(&mach, bytes)) out->up_tree = COLLX_TREE_RING;
+            }
             /* a bandwidth-bound call on measured links: the model's; not
              * a reduction, whose bits depend on the algorithm, which a
              * measurement may change from run to run (the rules do not) */

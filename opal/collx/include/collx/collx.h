@@ -156,16 +156,11 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
  *   32 KiB or more, pipelined between the nodes;
  * - non-blocking (MPI_Ireduce at every size, MPI_Iallreduce below
  *   COLLX_HIER_NB_TREES_MAX_BYTES): the binomial tree on every level, where
- *   the modules' i-collectives (Open MPI's libnbc) cost a schedule each;
- * - the collx ring between the leaders for an allgather (blocking or not;
- *   message_bytes: one rank's block) of COLLX_HIER_ALLGATHER_RING_MIN_BYTES
- *   or more: the nodes' shares round the leaders, where hanx can (nodes of
- *   one size, ranks in blocks by node).
+ *   the modules' i-collectives (Open MPI's libnbc) cost a schedule each.
  * A fixed tree per call and size: the folding order depends on the shape
  * and the size alone. */
 #define COLLX_HIER_REDUCE_TREE_MIN_BYTES 65536
 #define COLLX_HIER_NB_TREES_MAX_BYTES 262144
-#define COLLX_HIER_ALLGATHER_RING_MIN_BYTES 32768
 int collx_hier_level_tree(int coll, size_t message_bytes, int up, int nonblocking);
 /* hanx's built-in choice of an allreduce without a tuning file's rule: 1
  * for one collx ring over all `size` ranks (COLLX_TREE_RING), 0 for its
@@ -216,6 +211,19 @@ typedef struct collx_machine {
     double inter_alpha_us, inter_beta_us;
     double gamma_us;
 } collx_machine_t;
+/* hanx's built-in algorithm for an allgather's leaders' stage (blocking or
+ * not) where coll_hanx_up_algorithm is left at its default: 1 for the
+ * collx ring (the nodes' shares round the leaders, where hanx can: nodes
+ * of one size, ranks in blocks by node) for blocks of
+ * COLLX_ALLGATHER_RING_MIN_BYTES or more on a machine (hanx's measured one,
+ * else its coll_hanx_model_* parameters) whose link between nodes takes at
+ * least COLLX_ALLGATHER_RING_LINK_RATIO times the time per byte of one
+ * within a node: there the ring's bandwidth wins, elsewhere its messages
+ * cost more than they save; 0 for the leaders' module.  Allgather does not
+ * reduce: its bits do not depend on the choice. */
+#define COLLX_ALLGATHER_RING_MIN_BYTES 32768
+#define COLLX_ALLGATHER_RING_LINK_RATIO 6
+int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes);
 /* What hanx can run for a call, as the model names them. */
 enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorithms) */
        COLLX_MODEL_HIER,     /* hanx's levels, pipelined in its segments */
