@@ -105,10 +105,11 @@ int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks)
 // 71-78 %), the same as the levels on 2x2 at 1 Gbit/s, and without a rate
 // limit 0.62-0.67 of the levels' time on 2x2 from 512 KiB and 0.99-1.07x
 // the flat ring's on 4x2.  Non-blocking (MPI_Iallreduce, on the schedules,
-// the rail made with the hierarchy): 84-93 % of the bound on 4x2 at
-// 1 Gbit/s from 2 MiB (the flat ring 71-78 %), the levels' time on 2x2 at
-// 1 Gbit/s, 0.73-0.90 of the levels' on 2x2 unlimited from 512 KiB and
-// 0.75-1.10x the flat ring's on 4x2 unlimited.
+// the rail made with the hierarchy; "MPI_Iallreduce on split rails"):
+// 85-93 % of the bound on 4x2 at 1 Gbit/s from 2 MiB (the flat ring
+// 73-75 % in the same run), the levels' time on 2x2 at 1 Gbit/s (1.00-1.10),
+// 0.64-0.86 of the levels' on 2x2 unlimited and 1.01-1.13x the flat
+// ring's on 4x2 unlimited.
 int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int blocks) {
     if (parts >= 2 && nnodes >= 2 && bytes >= COLLX_SPLIT_RING_MIN_BYTES)
         return COLLX_ALLREDUCE_SPLIT_RING;
