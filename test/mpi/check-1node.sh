@@ -247,6 +247,11 @@ root_rail() (  # bcast/reduce from roots that do not lead their node: on the roo
 )
 step "bcast and reduce from roots that do not lead their node run on the root's rail (2x2, blocking and not); coll_hanx_root_rail 0 turns it off" \
     root_rail
+one_call() {  # one_call NP PER_NODE COLL BYTES [mpirun args]: one collx-bench call of COLL at BYTES under hanx, its verbose-10 output
+    local np=$1 per=$2 coll=$3 b=$4; shift 4
+    local_run 120 "$np" $HANX "$per" --mca coll_hanx_verbose 10 "$@" "$COLLX_BUILDDIR/collx-bench" \
+        --coll "$coll" --min "$b" --max "$b" --reps 1 --warmup 0 --time-per-rep 0.000001 2>&1
+}
 level_trees_default() (  # the built-in collx trees on the levels, where coll_hanx_low/up_algorithm are left at their defaults
     # (their results: the checker's steps with big counts, "hanx checker, 4 ranks as 2x2,
     # big counts" and "hanx non-blocking, pipelined: 8 KiB segments, big counts", and every
@@ -255,9 +260,7 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     unset OMPI_MCA_coll_hanx_tuning_file
     levels() {  # levels TAIL COLL BYTES [mpirun args]: the distinct "low, up" algorithms of COLL's calls on 2 x 2 (TAIL: split rails' "; rails: R" too)
         local tail=$1 coll=$2 b=$3; shift 3
-        local_run 120 4 $HANX 2 --mca coll_hanx_socket_level 0 --mca coll_hanx_verbose 10 "$@" \
-            "$COLLX_BUILDDIR/collx-bench" --coll "$coll" --min "$b" --max "$b" --reps 1 \
-            --warmup 0 --time-per-rep 0.000001 2>&1 |
+        one_call 4 2 "$coll" "$b" --mca coll_hanx_socket_level 0 "$@" |
             sed -nE "s/.*coll:hanx: ${coll#i} levels \(innermost first\): ([a-z_]+, [a-z_]+$tail)\$/\1/p" |
             sort -u | tr '\n' ';'
     }
@@ -296,9 +299,7 @@ allgather_ring() (  # the built-in leaders' allgather on the collx ring from blo
     # 80x the time per byte within a node; or the shipped default, 4x
     local slow="--mca coll_hanx_model_measure 0 --mca coll_hanx_model_inter_beta_ps_per_byte 8000"
     ring_calls() {  # ring_calls COLL BLOCK NP PER_NODE MACHINE: how many of the ranks' calls ran the leaders' ring
-        local_run 120 "$3" $HANX "$4" $5 --mca coll_hanx_verbose 10 "$COLLX_BUILDDIR/collx-bench" \
-            --coll "$1" --min "$2" --max "$2" --reps 1 --warmup 0 --time-per-rep 0.000001 2>&1 |
-            grep -c "leaders' allgather on the collx ring"
+        one_call "$3" "$4" "$1" "$2" $5 | grep -c "leaders' allgather on the collx ring"
     }
     for c in allgather iallgather; do
         [ "$(ring_calls $c 32768 4 2 "$slow")" -gt 0 ] || { echo "$c of 32 KiB blocks: no ring between the leaders"; ok=1; }
