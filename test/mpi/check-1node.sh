@@ -411,6 +411,19 @@ model_measure() (  # coll_hanx_model_measure 1: the machine measured per communi
     echo "$lines" | head -1 | grep -Eq "within a node [0-9.]+ us \+ [0-9.]+ ns/B, between nodes [0-9.]+ us \+ [0-9.]+ ns/B, a sum [0-9.]+ ns/B" ||
         { echo "no values"; ok=1; }
     echo "$out" | grep -q "machine measured: within a node 0.00 us" && { echo "a zero latency"; ok=1; }
+    # the latencies taken again with the other ranks asleep, on both links,
+    # and the model's alpha is the quiet one
+    lines=$(echo "$out" | grep "coll:hanx: MPI_COMM_WORLD: latencies with the other ranks asleep: " | sed 's/^\[[^]]*\] //')
+    echo "$lines" | head -1
+    [ "$(echo "$lines" | grep -c .)" = 4 ] && [ "$(echo "$lines" | sort -u | grep -c .)" = 1 ] ||
+        { echo "quiet latencies not on every rank alike"; ok=1; }
+    local within quiet
+    within=$(echo "$lines" | head -1 | sed -n 's/.*within a node \([-0-9.]*\) us, .*/\1/p')
+    quiet=$(echo "$lines" | head -1 | sed -n 's/.*between nodes \([-0-9.]*\) us (busy.*/\1/p')
+    awk -v a="$within" -v b="$quiet" 'BEGIN { exit !(a > 0 && b > 0) }' ||
+        { echo "a quiet latency not measured ($within, $quiet us)"; ok=1; }
+    echo "$out" | grep -q "machine measured: .*between nodes $quiet us + " ||
+        { echo "the model's latency between nodes is not the quiet one ($quiet us)"; ok=1; }
     return $ok
 )
 step "coll_hanx_model_measure 1: the cost model's machine measured on each communicator, one result on every rank" \

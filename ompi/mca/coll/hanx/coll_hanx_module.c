@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "coll_hanx.h"
 #include "../collx_glue/collx_glue.h"
@@ -346,7 +347,14 @@ static void level_preference(const char *v, char *out, size_t size)
  * empty one (a stream, so that a link that lets a burst through at once --
  * a token bucket, as the emulated links -- shows its rate; the best of
  * MEASURE_REPS), each after one to warm up; and it times a local sum of
- * ints.  Then it broadcasts the result, so that every rank predicts, and
+ * ints.  The other ranks wait meanwhile in a barrier, busy, as they
+ * will be in a collective.  Then, with every rank but the two of the
+ * link asleep (quiet_wait), it takes the links' latencies again (the
+ * model's alpha; the first ones still yield the time per byte): where
+ * ranks outnumber cores, the busy ranks took the measured ones' cores
+ * and the latency between nodes came out 2-3x the link's (23-42 us
+ * against 9-16 on the emulated 1 Gbit/s links; docs/cost-model.md).
+ * Then it broadcasts the result, so that every rank predicts, and
  * chooses, alike.  A link it cannot measure (node 0 has one rank) keeps
  * the model_* parameters' values.
  * A communicator whose ranks all hold the same last result (the one their
@@ -355,7 +363,8 @@ static void level_preference(const char *v, char *out, size_t size)
 #define MEASURE_MSGS 8
 #define MEASURE_REPS 3
 #define MEASURE_PINGS 16 /* the ping-pongs' repetitions: a busy machine's latency varies most */
-#define MEASURE_RESULTS 5
+#define MEASURE_RESULTS 7
+#define MEASURE_NAP_NS 500000 /* a waiting rank's sleep between polls */
 
 /* the last result this process took part in (t of measure_machine), and
  * its digest (0: none) */
@@ -371,6 +380,20 @@ static long long digest(const double *t)
     const unsigned char *b = (const unsigned char *)t;
     for (size_t i = 0; i < MEASURE_RESULTS * sizeof(double); ++i) h = (h ^ b[i]) * 1099511628211ULL;
     return (long long)((h & ((1ULL << 62) - 1)) | 1);
+}
+
+/* Waits for req, polling the progress engine every MEASURE_NAP_NS and
+ * asleep between: a rank that waits out someone else's measurement leaves
+ * the cores to it. */
+static int quiet_wait(ompi_request_t **req)
+{
+    int done = 0;
+    for (;;) {
+        int rc = ompi_request_test(req, &done, MPI_STATUS_IGNORE);
+        if (OMPI_SUCCESS != rc || done) return rc;
+        const struct timespec nap = {0, MEASURE_NAP_NS};
+        nanosleep(&nap, NULL);
+    }
 }
 
 /* Seconds for n messages of `bytes` from the side that goes `first` to
@@ -409,11 +432,32 @@ static void measure_link(struct ompi_communicator_t *comm, int peer, int first, 
     t[1] = exchange(comm, peer, first, buf, MEASURE_BYTES, MEASURE_MSGS, 0, MEASURE_REPS, tag);
 }
 
-/* alpha and beta (us, us per byte) of a link from t (measure_link) */
-static void link_of(const double *t, double *alpha, double *beta)
+/* The one-way time of 8 bytes on one link with the other ranks asleep:
+ * rank 0 (`first`) wakes its peer with an empty message, the peer waits
+ * for it asleep; -1 where not measured. */
+static double quiet_latency(struct ompi_communicator_t *comm, int peer, int first, char *buf,
+                            int tag)
+{
+    int rc;
+    if (first) {
+        rc = MCA_PML_CALL(send(NULL, 0, MPI_BYTE, peer, tag, MCA_PML_BASE_SEND_STANDARD, comm));
+    } else {
+        ompi_request_t *req = MPI_REQUEST_NULL;
+        rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, 0, tag, comm, &req));
+        if (OMPI_SUCCESS == rc) rc = quiet_wait(&req);
+    }
+    if (OMPI_SUCCESS != rc) return -1;
+    const double t = exchange(comm, peer, first, buf, 8, 1, 8, MEASURE_PINGS, tag);
+    return t < 0 ? -1 : t / 2;
+}
+
+/* alpha and beta (us, us per byte) of a link from t (measure_link) and
+ * its quiet latency q (quiet_latency): alpha the quiet one where
+ * measured, beta from the stream less the busy latency the stream met */
+static void link_of(const double *t, double q, double *alpha, double *beta)
 {
     const double bytes = (double)MEASURE_BYTES * MEASURE_MSGS;
-    *alpha = t[0] * 1e6;
+    *alpha = (q > 0 ? q : t[0]) * 1e6;
     *beta = t[1] > 2 * t[0] ? (t[1] - 2 * t[0]) * 1e6 / bytes : 0;
 }
 
@@ -440,13 +484,29 @@ static void measure(struct ompi_communicator_t *comm, int rank, int intra, int i
     }
 }
 
+/* t[5] and t[6]: the quiet latencies (quiet_latency) of the links within
+ * a node and between nodes, measured by rank 0 and its two peers; the
+ * other ranks go on at once (to wait for the result asleep) */
+static void measure_quiet(struct ompi_communicator_t *comm, int rank, int intra, int inter,
+                          int tag, double *t)
+{
+    char buf[8] = {0};
+    if (0 == rank) {
+        if (intra > 0) t[5] = quiet_latency(comm, intra, 1, buf, tag);
+        t[6] = quiet_latency(comm, inter, 1, buf, tag);
+    } else if (intra == rank || inter == rank) {
+        quiet_latency(comm, 0, 0, buf, tag);
+    }
+}
+
 static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     const int rank = ompi_comm_rank(comm);
     const int intra = m->node_size[0] > 1 ? m->rank_at[m->node_first[0] + 1] : -1;
     const int inter = m->rank_at[m->node_first[1]];
     /* t[0..1]: the link within a node (measure_link), t[2..3] between
-     * nodes; t[4]: seconds per byte of a sum; -1: not measured */
+     * nodes; t[4]: seconds per byte of a sum; t[5..6]: the two links'
+     * quiet latencies (measure_quiet); -1: not measured */
     double t[MEASURE_RESULTS];
     long long ids[2];
     pthread_mutex_lock(&last_lock); /* (the last result and its digest, together) */
@@ -462,19 +522,28 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
         for (int i = 0; i < MEASURE_RESULTS; ++i) t[i] = -1;
         const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
         measure(comm, rank, intra, inter, tag, t);
-        rc = comm->c_coll->coll_bcast(t, MEASURE_RESULTS, MPI_DOUBLE, 0, comm,
-                                      comm->c_coll->coll_bcast_module);
+        rc = comm->c_coll->coll_barrier(comm, comm->c_coll->coll_barrier_module);
+        if (OMPI_SUCCESS != rc) return rc;
+        measure_quiet(comm, rank, intra, inter, tag, t);
+        ompi_request_t *req = MPI_REQUEST_NULL;
+        rc = comm->c_coll->coll_ibcast(t, MEASURE_RESULTS, MPI_DOUBLE, 0, comm, &req,
+                                       comm->c_coll->coll_ibcast_module);
+        if (OMPI_SUCCESS == rc) rc = quiet_wait(&req);
         if (OMPI_SUCCESS != rc) return rc;
         pthread_mutex_lock(&last_lock);
         memcpy(last_t, t, sizeof(t));
         last_id = digest(t);
         pthread_mutex_unlock(&last_lock);
     }
+    if (!reuse)
+        HANX_LOG(1, "coll:hanx: %s: latencies with the other ranks asleep: within a node %.2f us, "
+                    "between nodes %.2f us (busy: %.2f, %.2f us)",
+                 comm->c_name, t[5] * 1e6, t[6] * 1e6, t[0] * 1e6, t[2] * 1e6);
     const int *p = mca_coll_hanx_component.model;
     collx_machine_t *mc = &m->machine;
     *mc = (collx_machine_t){p[0] * 1e-3, p[1] * 1e-6, p[2] * 1e-3, p[3] * 1e-6, p[4] * 1e-6};
-    if (t[0] > 0 && t[1] > 0) link_of(t, &mc->intra_alpha_us, &mc->intra_beta_us);
-    if (t[2] > 0 && t[3] > 0) link_of(t + 2, &mc->inter_alpha_us, &mc->inter_beta_us);
+    if (t[0] > 0 && t[1] > 0) link_of(t, t[5], &mc->intra_alpha_us, &mc->intra_beta_us);
+    if (t[2] > 0 && t[3] > 0) link_of(t + 2, t[6], &mc->inter_alpha_us, &mc->inter_beta_us);
     if (t[4] > 0) mc->gamma_us = t[4] * 1e6;
     m->measured = 1;
     HANX_LOG(1, "coll:hanx: %s: machine %s: within a node %.2f us + %.4f ns/B, between "
