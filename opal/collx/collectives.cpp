@@ -66,11 +66,21 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes) {
 // lost on 2x2 (1.2-1.3x).  Non-blocking, on 4x2: the trees on both levels
 // took 0.44-0.68 of the modules' (libnbc's) time for MPI_Ireduce at 1 KiB -
 // 1 MiB, and 0.59-0.92 for MPI_Iallreduce at 1-64 KiB (from 256 KiB, mixed).
-int collx_hier_level_tree(int coll, size_t message_bytes, int up, int nonblocking) {
+// Two leaders (docs/benchmarks.md, "Two leaders' allreduce"): between two
+// emulated nodes tuned's allreduce took 55-84 us at 4 KiB and 59-66 us at
+// 16 KiB against 25-37 us for its own recursive doubling, and 16.3 ms at
+// 1 MiB at 1 Gbit/s against 8.8 ms for the collx one; below 4 KiB tuned's
+// (recursive doubling too) was as fast as the collx tree or faster.  In
+// the one flag's allreduce on 2x2: 0.51-0.82 of its time before at 4 KiB.
+int collx_hier_level_tree(int coll, size_t message_bytes, int up, int level_ranks,
+                          int nonblocking) {
     const bool reduce = coll == COLLX_COLL_REDUCE;
     if (nonblocking && (reduce || (coll == COLLX_COLL_ALLREDUCE &&
                                    message_bytes < COLLX_HIER_NB_TREES_MAX_BYTES)))
         return COLLX_TREE_BINOMIAL;
+    if (!nonblocking && up && level_ranks == 2 && coll == COLLX_COLL_ALLREDUCE &&
+        message_bytes >= COLLX_HIER_PAIR_RD_MIN_BYTES)
+        return COLLX_TREE_RECURSIVE_DOUBLING;
     return reduce && up && message_bytes >= COLLX_HIER_REDUCE_TREE_MIN_BYTES ? COLLX_TREE_BINOMIAL
                                                                             : -1;
 }

@@ -622,7 +622,7 @@ std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_
     int level_tree = up ? h.a->up : h.a->low;
     std::size_t inner = h.inner_seg;
     if (level_tree == kModuleTree) {
-        level_tree = collx_hier_level_tree(h.coll, h.bytes, up, h.a->schedule);
+        level_tree = collx_hier_level_tree(h.coll, h.bytes, up, s.tr->size, h.a->schedule);
         if (level_tree < 0) {
             inner = std::max<std::size_t>(n * h.dt.size, 1);  // (one segment)
             level_tree = module_tree(s.st.kind, s.tr->size, inner, h.commutative);

@@ -275,6 +275,9 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     expect "module, binomial" reduce 65536
     expect "module, binomial" reduce 131072
     expect "module, module" allreduce 1024
+    # blocking allreduce between two leaders from 4 KiB: recursive doubling
+    expect "module, recursive_doubling" allreduce 4096
+    expect "module, recursive_doubling" allreduce 65536
     # non-blocking: the tree on both levels, ireduce at every size, iallreduce below 128 KiB
     # (from there split rails on the collx ring, which the node's trees do not run)
     expect "binomial, binomial" ireduce 1024
@@ -285,12 +288,13 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     expect "module, ring; rails: ring" iallreduce 262144
     # set, even to the default's own value, a parameter decides its level
     expect "module, module" reduce 131072 --mca coll_hanx_up_algorithm module
+    expect "module, module" allreduce 65536 --mca coll_hanx_up_algorithm module
     expect "binomial, module" ireduce 1024 --mca coll_hanx_up_algorithm module
     expect "module, module" ireduce 1024 --mca coll_hanx_up_algorithm module --mca coll_hanx_low_algorithm module
     OMPI_MCA_coll_hanx_up_algorithm=knomial expect "module, knomial" reduce 131072 -x OMPI_MCA_coll_hanx_up_algorithm
     return $ok
 )
-step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, ireduce and iallreduce below 128 KiB on both; a set coll_hanx_low/up_algorithm decides" \
+step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, allreduce from 4 KiB between two leaders, ireduce and iallreduce below 128 KiB on both; a set coll_hanx_low/up_algorithm decides" \
     level_trees_default
 allgather_ring() (  # the built-in leaders' allgather on the collx ring from blocks of 32 KiB on slow links between nodes (nodes of one size)
     local ok=0 out n

@@ -1123,13 +1123,26 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     // the levels without a setting: a blocking reduce from 64 KiB on the
     // binomial tree between the leaders, the modules below them and for
     // every other blocking call (and a smaller reduce)
-    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 65535, 1, 0), -1);
-    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 65536, 1, 0), COLLX_TREE_BINOMIAL);
-    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 1, 0), COLLX_TREE_BINOMIAL);
-    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 0, 0), -1);
-    for (int c : {COLLX_COLL_BCAST, COLLX_COLL_ALLREDUCE})
-        for (int up : {0, 1}) ck_assert_int_eq(collx_hier_level_tree(c, 1 << 20, up, 0), -1);
-    for (int nb : {0, 1}) ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 1 << 20, 1, nb), -1);
+    for (int n : {2, 4}) {
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 65535, 1, n, 0), -1);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 65536, 1, n, 0), COLLX_TREE_BINOMIAL);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 1, n, 0), COLLX_TREE_BINOMIAL);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, 64u << 20, 0, n, 0), -1);
+        for (int up : {0, 1}) ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_BCAST, 1 << 20, up, n, 0), -1);
+        for (int nb : {0, 1})
+            ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLGATHER, 1 << 20, 1, n, nb), -1);
+    }
+    // a blocking allreduce between two leaders from 4 KiB: the collx
+    // recursive doubling; on more leaders, below the leaders, and smaller:
+    // the module
+    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 4095, 1, 2, 0), -1);
+    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 4096, 1, 2, 0),
+                     COLLX_TREE_RECURSIVE_DOUBLING);
+    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 64u << 20, 1, 2, 0),
+                     COLLX_TREE_RECURSIVE_DOUBLING);
+    ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 1 << 20, 0, 2, 0), -1);
+    for (int n : {1, 3, 4, 8})
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 1 << 20, 1, n, 0), -1);
     // allgather's leaders on the ring: blocks of 32 KiB or more where the
     // link between nodes costs 6x or more per byte (1 Gbit/s: 80x the
     // shipped intra-node figure), never on the shipped default machine (4x)
@@ -1149,11 +1162,11 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     // iallreduce below 256 KiB, ibcast on the modules
     for (int up : {0, 1}) {
         for (std::size_t b : {std::size_t{0}, std::size_t{8}, std::size_t{65535}, std::size_t{64u << 20}})
-            ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, b, up, 1), COLLX_TREE_BINOMIAL);
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262143, up, 1),
+            ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, b, up, 2, 1), COLLX_TREE_BINOMIAL);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262143, up, 2, 1),
                          COLLX_TREE_BINOMIAL);
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262144, up, 1), -1);
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_BCAST, 8, up, 1), -1);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262144, up, 2, 1), -1);
+        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_BCAST, 8, up, 2, 1), -1);
     }
     // the ring's allreduce segment is the reductions' default; its bcast and
     // reduce are the pipeline chain's

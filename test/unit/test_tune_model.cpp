@@ -253,9 +253,10 @@ START_TEST(rules_encode_the_best_choices) {
     for (auto &rule : r.rules()) {
         const auto c = config_of(rule);
         if (!c->hierarchical() || c->levels.up_tree >= 0) continue;
-        const bool big = !rule.bytes || !rule.bytes->max ||
-                         collx_hier_level_tree(COLLX_COLL_REDUCE, std::size_t(*rule.bytes->max), 1, 0) >= 0;
-        const bool want = rule.collective == "reduce" && big;
+        const std::size_t top =
+            rule.bytes && rule.bytes->max ? std::size_t(*rule.bytes->max) : ~std::size_t{0};
+        const bool want = collx_hier_level_tree(collx_coll_from_name(rule.collective.c_str()), top,
+                                                1, m.nodes, 0) >= 0;
         ck_assert_msg(rule.up_algorithm.has_value() == want, "%s rule %s", rule.collective.c_str(),
                       r.to_string().c_str());
         if (want) ck_assert_str_eq(rule.up_algorithm->c_str(), "module");

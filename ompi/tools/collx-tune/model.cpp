@@ -334,7 +334,7 @@ Rules Model::rules() const {
                      collx_hier_level_tree(static_cast<int>(coll),
                                            i + 1 == runs.size() && cap == ~0ULL ? ~std::size_t{0}
                                                                                 : std::size_t(x.hi),
-                                           1, 0) >= 0)
+                                           1, nodes, 0) >= 0)
                 rule.up_algorithm = "module";
             rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
             r.add(rule);

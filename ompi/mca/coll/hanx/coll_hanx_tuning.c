@@ -191,10 +191,11 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
 /* A level's algorithm as its parameter gives it (tree; -1 the module), or,
  * where the parameter (MCA variable var) is left at its default, the
  * core's built-in tree for the call if it has one (collx_hier_level_tree). */
-static int builtin_level(int tree, int coll, size_t bytes, int up, int nonblocking, int var)
+static int builtin_level(int tree, int coll, size_t bytes, int up, int ranks, int nonblocking,
+                         int var)
 {
     if (tree >= 0) return tree;
-    const int builtin = collx_hier_level_tree(coll, bytes, up, nonblocking);
+    const int builtin = collx_hier_level_tree(coll, bytes, up, ranks, nonblocking);
     return builtin >= 0 && collx_glue_var_is_default(var) ? builtin : tree;
 }
 
@@ -228,9 +229,9 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     out->up_tree = level_tree(&up_algorithm, *mca_coll_hanx_component.up_text, "up_algorithm");
     /* a parameter left at its default: the built-in level algorithm (a
      * rule's low/up_algorithm, below, decides over it) */
-    out->low_tree = builtin_level(out->low_tree, coll, bytes, 0, nonblocking,
+    out->low_tree = builtin_level(out->low_tree, coll, bytes, 0, m->max_node_size, nonblocking,
                                   mca_coll_hanx_component.low_var);
-    out->up_tree = builtin_level(out->up_tree, coll, bytes, 1, nonblocking,
+    out->up_tree = builtin_level(out->up_tree, coll, bytes, 1, m->nnodes, nonblocking,
                                  mca_coll_hanx_component.up_var);
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
     out->flat_tree = has_flat(collective) && 0 == mca_coll_hanx_component.default_algorithm

@@ -154,14 +154,22 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
  * - the collx binomial tree between the leaders for a reduce of
  *   COLLX_HIER_REDUCE_TREE_MIN_BYTES or more -- two segments of the tree's
  *   32 KiB or more, pipelined between the nodes;
+ * - the collx recursive-doubling tree between the leaders of two nodes
+ *   (level_ranks 2) for a blocking allreduce of
+ *   COLLX_HIER_PAIR_RD_MIN_BYTES or more: one exchange, where Open MPI
+ *   4.1's tuned took up to twice its time on two ranks (at 4 and 16 KiB,
+ *   and at 1 Gbit/s from 256 KiB);
  * - non-blocking (MPI_Ireduce at every size, MPI_Iallreduce below
  *   COLLX_HIER_NB_TREES_MAX_BYTES): the binomial tree on every level, where
  *   the modules' i-collectives (Open MPI's libnbc) cost a schedule each.
- * A fixed tree per call and size: the folding order depends on the shape
- * and the size alone. */
+ * level_ranks: the ranks of the level (the leaders' level: the nodes).
+ * A fixed tree per call, shape and size: the folding order depends on the
+ * shape and the size alone. */
 #define COLLX_HIER_REDUCE_TREE_MIN_BYTES 65536
 #define COLLX_HIER_NB_TREES_MAX_BYTES 262144
-int collx_hier_level_tree(int coll, size_t message_bytes, int up, int nonblocking);
+#define COLLX_HIER_PAIR_RD_MIN_BYTES 4096
+int collx_hier_level_tree(int coll, size_t message_bytes, int up, int level_ranks,
+                          int nonblocking);
 /* hanx's built-in choice of an allreduce without a tuning file's rule: 1
  * for one collx ring over all `size` ranks (COLLX_TREE_RING), 0 for its
  * levels.  The ring from COLLX_RING_MIN_BYTES where the ranks are in
