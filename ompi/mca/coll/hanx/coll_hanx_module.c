@@ -423,12 +423,20 @@ static double exchange(struct ompi_communicator_t *comm, int peer, int first, ch
     return best;
 }
 
+/* The one-way time of 8 bytes (half the best ping-pong); -1 on an error. */
+static double ping_latency(struct ompi_communicator_t *comm, int peer, int first, char *buf,
+                           int tag)
+{
+    const double t = exchange(comm, peer, first, buf, 8, 1, 8, MEASURE_PINGS, tag);
+    return t < 0 ? -1 : t / 2;
+}
+
 /* One link from rank 0's side (`first`) or its peer's: t[0] the one-way
  * time of 8 bytes, t[1] the stream's time. */
 static void measure_link(struct ompi_communicator_t *comm, int peer, int first, char *buf,
                          int tag, double *t)
 {
-    t[0] = exchange(comm, peer, first, buf, 8, 1, 8, MEASURE_PINGS, tag) / 2;
+    t[0] = ping_latency(comm, peer, first, buf, tag);
     t[1] = exchange(comm, peer, first, buf, MEASURE_BYTES, MEASURE_MSGS, 0, MEASURE_REPS, tag);
 }
 
@@ -446,9 +454,7 @@ static double quiet_latency(struct ompi_communicator_t *comm, int peer, int firs
         rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, 0, tag, comm, &req));
         if (OMPI_SUCCESS == rc) rc = quiet_wait(&req);
     }
-    if (OMPI_SUCCESS != rc) return -1;
-    const double t = exchange(comm, peer, first, buf, 8, 1, 8, MEASURE_PINGS, tag);
-    return t < 0 ? -1 : t / 2;
+    return OMPI_SUCCESS == rc ? ping_latency(comm, peer, first, buf, tag) : -1;
 }
 
 /* alpha and beta (us, us per byte) of a link from t (measure_link) and
