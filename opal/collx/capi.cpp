@@ -110,14 +110,21 @@ int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void 
 }
 
 int collx_ring_start(const collx_transport_t *t, int phases, const void *sendbuf, void *recvbuf,
-                     size_t count, const collx_dtype_t *dt, void *op, int tag,
-                     const collx_tuning_t *tun, const collx_notify_t *notify, collx_op_t **out) {
+                     size_t count, const size_t *chunk_counts, const collx_dtype_t *dt, void *op,
+                     int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                     collx_op_t **out) {
     if (!valid(t, dt, 0, tun, out) || phases < COLLX_RING_REDUCE_SCATTER ||
         phases > COLLX_RING_ALLREDUCE)
         return COLLX_ERR_ARG;
+    if (chunk_counts != nullptr) {
+        size_t sum = 0;
+        for (int r = 0; r < t->size; ++r) sum += chunk_counts[r];
+        if (sum != count) return COLLX_ERR_ARG;
+    }
     if (!collx_dtype_supported(dt)) return COLLX_ERR_UNSUPPORTED;
     return start(out, [&] {
-        return collx::make_ring(*t, phases, sendbuf, recvbuf, count, *dt, op, tag, *tun, notify);
+        return collx::make_ring(*t, phases, sendbuf, recvbuf, count, *dt, op, tag, *tun, notify,
+                                chunk_counts);
     });
 }
 

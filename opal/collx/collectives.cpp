@@ -127,4 +127,12 @@ int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int b
                                                                       : COLLX_ALLREDUCE_LEVELS;
 }
 
+// From 64 KiB of the vector the rings took 0.23-0.56 of the best
+// upstream's time on 2x2 and 4x2, unlimited and at 1 Gbit/s, where the
+// levels took up to 1.8x it; below, the levels' fewer steps win
+// (docs/benchmarks.md, "Reduce_scatter on split rails and the collx ring").
+int collx_reduce_scatter_builtin(size_t vector_bytes, int nnodes, int parts) {
+    return parts >= 2 && nnodes >= 2 && vector_bytes >= COLLX_RS_SPLIT_RING_MIN_BYTES;
+}
+
 }  // extern "C"

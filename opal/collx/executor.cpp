@@ -521,6 +521,11 @@ class ReduceOp final : public Operation {
 // leaves rank r chunk r, the allgather spreads each rank's chunk r, as
 // hanx's split rails need them inside a node.
 //
+// The chunks are collx_hier_chunk's (near-equal, in rank order) or the
+// caller's counts, in rank order: rank r's chunk r (a reduce_scatter's
+// pieces, split rails' parts).  A chunk may be empty: its steps then move
+// nothing.
+//
 // Determinism: chunk c is reduced once, left to right from rank c+1 round
 // to rank c (the partial result that arrives op the rank's own data), and
 // then only copied: every rank gets the same bits, run after run, in any
@@ -536,8 +541,8 @@ class ReduceOp final : public Operation {
 class RingAllreduce final : public Operation {
   public:
     RingAllreduce(const collx_transport_t &t, int phases, const void *sendbuf, void *recvbuf,
-                  std::size_t count, const collx_dtype_t &dt, void *op, int tag,
-                  const collx_tuning_t &tun, const collx_notify_t *notify)
+                  std::size_t count, const std::size_t *chunks, const collx_dtype_t &dt, void *op,
+                  int tag, const collx_tuning_t &tun, const collx_notify_t *notify)
         : Operation(t, dt, tag, tun, notify),
           rbuf_(static_cast<char *>(recvbuf)),
           op_(op),
@@ -554,8 +559,12 @@ class RingAllreduce final : public Operation {
         auto chunk = [&](int c) { return static_cast<std::size_t>(((c % P_) + P_) % P_); };
         auto add = [&](std::vector<Msg> &v, std::vector<std::size_t> &base, int k, std::size_t c) {
             base.push_back(v.size());
-            std::size_t first, len;
-            collx_hier_chunk(n, P_, static_cast<int>(c), &first, &len);
+            std::size_t first = 0, len;
+            if (chunks == nullptr) collx_hier_chunk(n, P_, static_cast<int>(c), &first, &len);
+            else {
+                for (std::size_t i = 0; i < c; ++i) first += chunks[i];
+                len = chunks[c];
+            }
             for (std::size_t o = 0; o < len; o += per_seg_)
                 v.push_back({k, first + o, std::min(per_seg_, len - o)});
         };
@@ -813,9 +822,9 @@ std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std
 std::unique_ptr<Operation> make_ring(const collx_transport_t &t, int phases, const void *sendbuf,
                                      void *recvbuf, std::size_t count, const collx_dtype_t &dt,
                                      void *op, int tag, const collx_tuning_t &tun,
-                                     const collx_notify_t *notify) {
-    return std::make_unique<RingAllreduce>(t, phases, sendbuf, recvbuf, count, dt, op, tag, tun,
-                                           notify);
+                                     const collx_notify_t *notify, const std::size_t *chunks) {
+    return std::make_unique<RingAllreduce>(t, phases, sendbuf, recvbuf, count, chunks, dt, op, tag,
+                                           tun, notify);
 }
 
 std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *sendbuf,

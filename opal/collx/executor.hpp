@@ -127,10 +127,12 @@ std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *s
                                        const collx_tuning_t &tun, const collx_notify_t *notify);
 
 // The ring (commutative ops): both halves (COLLX_RING_ALLREDUCE) or one
-// (collx_ring_start).
+// (collx_ring_start); chunks: the P chunks' counts in rank order (summing
+// to count), or nullptr for collx_hier_chunk's.
 std::unique_ptr<Operation> make_ring(const collx_transport_t &t, int phases, const void *sendbuf,
                                      void *recvbuf, std::size_t count, const collx_dtype_t &dt,
                                      void *op, int tag, const collx_tuning_t &tun,
-                                     const collx_notify_t *notify);
+                                     const collx_notify_t *notify,
+                                     const std::size_t *chunks = nullptr);
 
 }  // namespace collx

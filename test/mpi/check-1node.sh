@@ -296,6 +296,51 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
 )
 step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, allreduce from 4 KiB between two leaders, ireduce and iallreduce below 128 KiB on both; a set coll_hanx_low/up_algorithm decides" \
     level_trees_default
+reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of the vector: split rails on the collx ring's reduce-scatter half, node and rails
+    local ok=0 out n
+    unset OMPI_MCA_coll_hanx_tuning_file
+    levels() {  # levels NP PER_NODE BLOCK [mpirun args]: the distinct "node, rail" algorithms of one reduce_scatter_block (collx-bench's: MPI_INT, MPI_SUM), or "levels"
+        local np=$1 per=$2 b=$3; shift 3
+        one_call "$np" "$per" reduce_scatter "$b" --mca coll_hanx_socket_level 0 "$@" |
+            sed -nE "s/.*coll:hanx: reduce_scatter_block count [0-9]+ on MPI_COMM_WORLD(: split rails)?\$/\1/p;
+                     s/.*: split rails, the node's on the ([a-z ]+), the rail's on the ([a-z ]+)\$/\1, \2/p" |
+            sort -u | tr '\n' ';'
+    }
+    expect() {  # expect WANT NP PER_NODE BLOCK [mpirun args]
+        local want=$1 got; shift
+        got=$(levels "$@")
+        [ "$got" = "$want" ] || { echo "$*: \"$got\", not \"$want\""; ok=1; }
+    }
+    # 2 x 2: from blocks of 16 KiB (64 KiB of vector); 4 x 2: from 8 KiB
+    expect ": split rails;collx ring, collx ring;" 4 2 16384
+    expect ";" 4 2 16380
+    expect ": split rails;collx ring, collx ring;" 8 2 8192
+    expect ";" 8 2 4096
+    # a set parameter decides its level; nodes of different sizes: the levels
+    expect ": split rails;collx ring, module;" 4 2 65536 --mca coll_hanx_up_algorithm module
+    expect ": split rails;module, collx ring;" 4 2 65536 --mca coll_hanx_low_algorithm module
+    expect ";" 5 2 65536
+    # results: every datatype, op and count of the checker on 2 x 2 and 2 x 3 round-robin, the
+    # rings for commutative ops, the modules (rank order) for the others
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 "$CHECKER" --quick --big \
+          --colls "reduce_scatter,reduce_scatter_block" --seed 43)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    for c in reduce_scatter reduce_scatter_block; do
+        n=$(echo "$out" | grep -c "coll:hanx: $c on .*: split rails, the node's on the collx ring, the rail's on the collx ring")
+        [ "$n" -gt 0 ] || { echo "the checker's big ${c}s not on the rings"; ok=1; }
+        n=$(echo "$out" | grep -c "coll:hanx: $c on .*: split rails, the node's on the module, the rail's on the module")
+        [ "$n" -gt 0 ] || { echo "the checker's non-commutative ${c}s not on the modules"; ok=1; }
+    done
+    out=$(logged local_run 300 6 $HANX 3 --mca coll_hanx_round_robin 1 --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --colls "reduce_scatter,reduce_scatter_block" --seed 45)
+    echo "$out" | grep -q " 0 failed" || return 1
+    echo "$out" | grep -q "the node's on the collx ring, the rail's on the collx ring" ||
+        { echo "2 x 3 round-robin: not on the rings"; ok=1; }
+    return $ok
+)
+step "built-in reduce_scatter(_block) from 64 KiB of vector: split rails on the collx ring (node and rails), commutative ops; a set coll_hanx_low/up_algorithm decides" \
+    reduce_scatter_default
 allgather_ring() (  # the built-in leaders' allgather on the collx ring from blocks of 32 KiB on slow links between nodes (nodes of one size)
     local ok=0 out n
     unset OMPI_MCA_coll_hanx_tuning_file

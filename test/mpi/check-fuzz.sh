@@ -122,9 +122,9 @@ step "determinism hanx, flat collx trees from a tuning file (the front door), 5 
 step "determinism hanx, split rails (allreduce, reduce_scatter(_block)), 6 ranks as 3x2, small segments" \
     determinism 300 6 $HANX 2 --mca coll_hanx_allreduce_segment_size 4096 \
     --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/split.json"
-step "determinism hanx, the one flag's large allreduce and iallreduce (split rails on the collx ring, 256 KiB segments), 8 ranks as 4x2" \
+step "determinism hanx, the one flag's large allreduce, iallreduce and reduce_scatter(_block) (split rails on the collx ring), 8 ranks as 4x2" \
     local_run 300 8 $HANX 2 --mca coll_hanx_model_measure 0 "$DETERMINISM" --reps 8 --count 150000 \
-    --colls allreduce,iallreduce
+    --colls allreduce,iallreduce,reduce_scatter_block,reduce_scatter
 step "determinism hanx, 3 levels, collx trees on the levels, blocking calls on the schedules" \
     determinism 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 $HANX_TREES \
     --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_reduce_segment_size 4000 \

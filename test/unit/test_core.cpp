@@ -1207,6 +1207,14 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 7, 0, 0), COLLX_ALLREDUCE_LEVELS);
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 4, 0, 1), COLLX_ALLREDUCE_LEVELS);
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 1, 4, 0, 1), COLLX_ALLREDUCE_LEVELS);
+    // the one flag's reduce_scatter(_block): split rails on the rings from 64 KiB of the
+    // vector, on 2 nodes or more of one size (2+ ranks each)
+    ck_assert_int_eq(collx_reduce_scatter_builtin(65536, 2, 2), 1);
+    ck_assert_int_eq(collx_reduce_scatter_builtin(65535, 2, 2), 0);
+    ck_assert_int_eq(collx_reduce_scatter_builtin(8 << 20, 4, 8), 1);
+    ck_assert_int_eq(collx_reduce_scatter_builtin(8 << 20, 1, 8), 0);  // one node
+    ck_assert_int_eq(collx_reduce_scatter_builtin(8 << 20, 4, 0), 0);  // nodes of different sizes
+    ck_assert_int_eq(collx_reduce_scatter_builtin(8 << 20, 4, 1), 0);  // one rank per node
 }
 END_TEST
 
@@ -1280,9 +1288,79 @@ START_TEST(ring_halves_scatter_and_gather_chunks) {
     Affine b[2];
     collx_op_t *o = nullptr;
     for (int bad : {0, 4, -1})
-        ck_assert_int_eq(collx_ring_start(&w.transport(0), bad, nullptr, b, 2, &dt, &op, -23, &tun,
+        ck_assert_int_eq(collx_ring_start(&w.transport(0), bad, nullptr, b, 2, nullptr, &dt, &op, -23, &tun,
                                           nullptr, &o),
                          COLLX_ERR_ARG);
+}
+END_TEST
+
+// The ring's reduce-scatter half and the whole ring on chunks the caller
+// gives (a reduce_scatter's pieces): unequal ones, empty ones, all in one
+// rank's chunk; rank r ends with its own chunk summed (the reduce-scatter)
+// or every chunk (both halves), and nothing is written past the vector,
+// whatever order completions come in.
+START_TEST(ring_on_given_chunks) {
+    const collx_dtype_t dt = dtype_of(sizeof(Affine));
+    sim::Op op{affine_add};
+    unsigned seed = 777;
+    const Affine junk{7, 7};
+    for (int P : sizes)
+        for (int pattern = 0; pattern < 4; ++pattern)
+            for (const Shape &sh : shapes) {
+                std::vector<std::size_t> chunks(static_cast<std::size_t>(P));
+                for (int c = 0; c < P; ++c)
+                    chunks[c] = pattern == 0   ? static_cast<std::size_t>(3 * c + 1)  // growing
+                                : pattern == 1 ? (c % 2 ? 0 : 17)                    // empty ones
+                                : pattern == 2 ? (c == P - 1 ? 40 : 0)               // one rank's
+                                               : static_cast<std::size_t>((c * 7919) % 13);
+                std::size_t count = 0;
+                std::vector<std::size_t> first;
+                for (std::size_t k : chunks) {
+                    first.push_back(count);
+                    count += k;
+                }
+                std::vector<std::vector<Affine>> in(P, std::vector<Affine>(count));
+                std::vector<Affine> sum(count, Affine{0, 0});
+                for (int r = 0; r < P; ++r)
+                    for (std::size_t i = 0; i < count; ++i) {
+                        in[r][i] = value(r, i);
+                        sum[i] = Affine{sum[i].a + in[r][i].a, sum[i].b + in[r][i].b};
+                    }
+                for (int phases : {COLLX_RING_REDUCE_SCATTER, COLLX_RING_ALLREDUCE}) {
+                    collx_tuning_t tun{COLLX_TREE_RING, 1, sh.seg_bytes, sh.max_send, sh.max_recv,
+                                       nullptr};
+                    std::vector<std::vector<Affine>> buf(P, std::vector<Affine>(count + 1, junk));
+                    sim::World w(P, seed++);
+                    std::vector<std::unique_ptr<Operation>> ops;
+                    for (int r = 0; r < P; ++r)
+                        ops.push_back(make_ring(w.transport(r), phases, in[r].data(),
+                                                buf[r].data(), count, dt, &op, -29, tun, nullptr,
+                                                chunks.data()));
+                    std::string why;
+                    ck_assert_msg(run_all(w, ops, why), "phases %d P=%d pattern %d seg=%zu: %s",
+                                  phases, P, pattern, sh.seg_bytes, why.c_str());
+                    for (int r = 0; r < P; ++r) {
+                        for (int c = 0; c < P; ++c) {
+                            if (phases == COLLX_RING_REDUCE_SCATTER && c != r) continue;
+                            for (std::size_t i = first[c]; i < first[c] + chunks[c]; ++i)
+                                ck_assert_msg(buf[r][i].a == sum[i].a && buf[r][i].b == sum[i].b,
+                                              "phases %d P=%d pattern %d: rank %d chunk %d "
+                                              "elem %zu wrong",
+                                              phases, P, pattern, r, c, i);
+                        }
+                        ck_assert_msg(buf[r][count].a == junk.a, "wrote past the end");
+                    }
+                }
+            }
+    // chunks that do not sum to the count are refused
+    sim::World w(2, 1);
+    collx_tuning_t tun{COLLX_TREE_RING, 1, 64, 1, 1, nullptr};
+    Affine b[4];
+    collx_op_t *o = nullptr;
+    const std::size_t bad[2] = {1, 2};
+    ck_assert_int_eq(collx_ring_start(&w.transport(0), COLLX_RING_REDUCE_SCATTER, nullptr, b, 4,
+                                      bad, &dt, &op, -29, &tun, nullptr, &o),
+                     COLLX_ERR_ARG);
 }
 END_TEST
 
@@ -1581,6 +1659,7 @@ int main() {
     tcase_add_test(exec, hier_split_plans_sum_every_chunk);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, ring_halves_scatter_and_gather_chunks);
+    tcase_add_test(exec, ring_on_given_chunks);
     tcase_add_test(exec, capi_rejects_bad_arguments);
     tcase_add_test(exec, dtype_support_matches_what_start_refuses);
     suite_add_tcase(s, exec);

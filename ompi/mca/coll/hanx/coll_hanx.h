@@ -320,6 +320,14 @@ int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
                             struct ompi_communicator_t *c, const void *sb, void *rb, size_t n,
                             struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                             ompi_request_t **req, int *handled);
+/* The collx ring's reduce-scatter half over c (commutative ops), blocking,
+ * in place: buf holds this rank's n elements, in c's size chunks of
+ * chunks[r] elements one after the other (summing to n); rank r is left
+ * chunk r summed over c at its place (the rest of buf is scratch).
+ * *handled = 0 when the core does not take the datatype. */
+int mca_coll_hanx_ring_reduce_scatter(struct ompi_communicator_t *c, void *buf, size_t n,
+                                      const size_t *chunks, struct ompi_datatype_t *dtype,
+                                      struct ompi_op_t *op, int *handled);
 
 /* Memory for `count` elements of dtype; returns the address to use as the
  * buffer (shifted by the true lower bound), *to_free what to free(). */

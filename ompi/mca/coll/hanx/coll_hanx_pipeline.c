@@ -75,7 +75,8 @@ static const char *shift(const void *base, size_t off)
  * as adaptx runs it: a level's stage, or a whole call the front door sends
  * to a flat tree; or, with the ring (commutative ops), a reduce_scatter or
  * allgather of the n elements in c's size chunks, rank r's chunk r
- * (collx_ring_start's halves: split rails inside a node).  Radix/chains
+ * (collx_ring_start's halves: split rails inside a node; chunks: their
+ * counts, or NULL for collx_hier_chunk's).  Radix/chains
  * 4, the core's default segment size for the
  * tree, at most 8 sends and 8 receives outstanding; node_of (the topo
  * tree's node leaders, or NULL) as collx_tuning_t says.  Blocking when req
@@ -85,10 +86,10 @@ static const char *shift(const void *base, size_t off)
  * negative extent): the caller runs the call another way.  Each call takes
  * a tag of c's non-blocking space: every member starts a communicator's
  * stages and calls in one order. */
-int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
-                            struct ompi_communicator_t *c, const void *sb, void *rb, size_t n,
-                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-                            ompi_request_t **req, int *handled)
+static int core_call(int coll, int tree, const int *node_of, const size_t *chunks,
+                     struct ompi_communicator_t *c, const void *sb, void *rb, size_t n,
+                     struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                     ompi_request_t **req, int *handled)
 {
     collx_transport_t t;
     collx_dtype_t d;
@@ -107,7 +108,8 @@ int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
     const int halves = COLLX_COLL_REDUCE_SCATTER == coll ? COLLX_RING_REDUCE_SCATTER
                        : COLLX_COLL_ALLGATHER == coll    ? COLLX_RING_ALLGATHER
                                                          : 0;
-    const int rc = halves ? collx_ring_start(&t, halves, sb, rb, n, &d, op, tag, &tun, &nt, &r->op)
+    const int rc = halves ? collx_ring_start(&t, halves, sb, rb, n, chunks, &d, op, tag, &tun, &nt,
+                                             &r->op)
                    : COLLX_COLL_BCAST == coll
                        ? collx_bcast_start(&t, rb, n, &d, root, tag, &tun, &nt, &r->op)
                        : collx_glue_reduce_start(&t, &d, sb, rb, n, op, root,
@@ -123,6 +125,22 @@ int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
         return OMPI_SUCCESS;
     }
     return ompi_request_wait(&q, MPI_STATUS_IGNORE);
+}
+
+int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
+                            struct ompi_communicator_t *c, const void *sb, void *rb, size_t n,
+                            struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+                            ompi_request_t **req, int *handled)
+{
+    return core_call(coll, tree, node_of, NULL, c, sb, rb, n, dtype, op, root, req, handled);
+}
+
+int mca_coll_hanx_ring_reduce_scatter(struct ompi_communicator_t *c, void *buf, size_t n,
+                                      const size_t *chunks, struct ompi_datatype_t *dtype,
+                                      struct ompi_op_t *op, int *handled)
+{
+    return core_call(COLLX_COLL_REDUCE_SCATTER, COLLX_TREE_RING, NULL, chunks, c, NULL, buf, n,
+                     dtype, op, 0, NULL, handled);
 }
 
 /* Run stage s on elements [first, first + n): blocking when req is NULL,

@@ -78,23 +78,30 @@ static size_t *piece_offsets(const int *rcounts, int size)
  * each rank its rail's pieces summed over its node; the rail's
  * reduce_scatter sums those over the nodes, each rank's piece into its
  * rbuf.  No rank reduces or sends more than its rail's share, and each
- * piece crosses the node boundaries on its own rail only.  The sum runs in
- * node order, then rail order: rank order where ranks are in blocks by
- * node (the caller sends non-commutative ops elsewhere otherwise). */
+ * piece crosses the node boundaries on its own rail only.  A level runs
+ * the collx ring's reduce-scatter half where the choice's tree for it
+ * (low_tree: the node, up_tree: the rail) is the ring and the op commutes
+ * -- in place on the vector in rail order, every chunk folded in one fixed
+ * order -- else its module, whose sum runs in node order, then rail order:
+ * rank order where ranks are in blocks by node (the caller sends
+ * non-commutative ops elsewhere otherwise). */
 static int split_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, void *rbuf,
                                 const int *rcounts, struct ompi_datatype_t *dtype,
                                 struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                size_t total)
+                                size_t total, const hanx_choice_t *ch, const char *name)
 {
     const int size = ompi_comm_size(comm), S = m->split_parts, N = size / S;
     const int l = ompi_comm_rank(m->cur->node);
+    const int commute = ompi_op_is_commute(op);
     char *ord_free = NULL, *mid_free = NULL, *ord = NULL, *mid = NULL;
     int *member = malloc((size_t)size * sizeof(int)); /* rail l's ranks: member[l * N + j] */
     int *filled = calloc((size_t)S, sizeof(int));
     int *lcnt = malloc((size_t)S * sizeof(int)), *rcnt = malloc((size_t)N * sizeof(int));
+    size_t *chunks = malloc((size_t)(S > N ? S : N) * sizeof(size_t)); /* (the ring's) */
     size_t *at = piece_offsets(rcounts, size);
-    int rc = OMPI_SUCCESS;
-    if (!member || !filled || !lcnt || !rcnt || !at ||
+    size_t mine = 0; /* rail l's part of the vector in rail order */
+    int rc = OMPI_SUCCESS, handled = 0;
+    if (!member || !filled || !lcnt || !rcnt || !chunks || !at ||
         !(ord = mca_coll_hanx_temp(dtype, total, &ord_free))) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
         goto out;
@@ -106,25 +113,55 @@ static int split_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, voi
     for (int p = 0; p < S; ++p) {
         lcnt[p] = 0;
         for (int j = 0; j < N; ++j) lcnt[p] += rcounts[member[p * N + j]];
+        if (p < l) mine += (size_t)lcnt[p];
     }
     pieces_in_order(dtype, data, at, rcounts, member, size, ord);
     for (int j = 0; j < N; ++j) rcnt[j] = rcounts[member[l * N + j]];
-    if (!(mid = mca_coll_hanx_temp(dtype, (size_t)lcnt[l], &mid_free))) {
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
-        goto out;
+    /* 1: rail l's part summed over the node, at mid */
+    if (commute && COLLX_TREE_RING == ch->low_tree) {
+        for (int p = 0; p < S; ++p) chunks[p] = (size_t)lcnt[p];
+        rc = mca_coll_hanx_ring_reduce_scatter(m->cur->node, ord, total, chunks, dtype, op,
+                                               &handled);
+        mid = mca_coll_hanx_elem(ord, dtype, mine);
     }
+    const int node_ring = handled;
+    if (!handled) {
+        if (!(mid = mca_coll_hanx_temp(dtype, (size_t)lcnt[l], &mid_free))) {
+            rc = OMPI_ERR_OUT_OF_RESOURCE;
+            goto out;
+        }
+        rc = HANX_NODE_CALL(m, reduce_scatter, ord, mid, lcnt, dtype, op);
+    }
+    /* 2: my piece summed over the nodes (a rail whose ranks get nothing
+     * skips its call: tuned's reduce of a non-commutative op divides by a
+     * zero count) */
     struct ompi_communicator_t *rail = m->cur->rail;
-    rc = HANX_NODE_CALL(m, reduce_scatter, ord, mid, lcnt, dtype, op);
-    /* (a rail whose ranks get nothing skips its call: tuned's reduce of a
-     * non-commutative op divides by a zero count) */
-    if (OMPI_SUCCESS == rc && lcnt[l] > 0)
+    if (OMPI_SUCCESS != rc || 0 == lcnt[l]) goto out;
+    handled = 0;
+    if (commute && COLLX_TREE_RING == ch->up_tree) {
+        const int j = ompi_comm_rank(rail);
+        size_t piece = 0;
+        for (int i = 0; i < N; ++i) {
+            chunks[i] = (size_t)rcnt[i];
+            if (i < j) piece += chunks[i];
+        }
+        rc = mca_coll_hanx_ring_reduce_scatter(rail, mid, (size_t)lcnt[l], chunks, dtype, op,
+                                               &handled);
+        if (OMPI_SUCCESS == rc && handled)
+            mca_coll_hanx_copy(dtype, chunks[j], rbuf, mca_coll_hanx_elem(mid, dtype, piece));
+    }
+    if (!handled)
         rc = rail->c_coll->coll_reduce_scatter(mid, rbuf, rcnt, dtype, op, rail,
                                                rail->c_coll->coll_reduce_scatter_module);
+    HANX_LOG(10, "coll:hanx: %s on %s: split rails, the node's on %s, the rail's on %s", name,
+             comm->c_name, node_ring ? "the collx ring" : "the module",
+             handled ? "the collx ring" : "the module");
 out:
     free(member);
     free(filled);
     free(lcnt);
     free(rcnt);
+    free(chunks);
     free(at);
     free(ord_free);
     free(mid_free);
@@ -134,14 +171,16 @@ out:
 static int reduce_scatter_common(mca_coll_hanx_module_t *m, const void *sbuf, void *rbuf,
                                  const int *rcounts, struct ompi_datatype_t *dtype,
                                  struct ompi_op_t *op, struct ompi_communicator_t *comm,
-                                 size_t total, int split)
+                                 size_t total, const hanx_choice_t *split, const char *name)
 {
     const int size = ompi_comm_size(comm), nsize = ompi_comm_size(m->cur->node);
     const int lead = NULL != HANX_TOP(m), N = m->nnodes;
     const void *data = MPI_IN_PLACE == sbuf ? rbuf : sbuf;
     if (!mca_coll_hanx_order_ok(m, op)) /* (rank order by gathering, then scatter) */
         return ordered_reduce_scatter(m, data, rbuf, rcounts, dtype, op, comm, total);
-    if (split) return split_reduce_scatter(m, data, rbuf, rcounts, dtype, op, comm, total);
+    if (split)
+        return split_reduce_scatter(m, data, rbuf, rcounts, dtype, op, comm, total, split,
+                                    name);
     char *acc_free = NULL, *ord_free = NULL, *share_free = NULL, *acc = NULL, *ord = NULL,
          *share = NULL;
     int *ncnt = malloc((size_t)N * sizeof(int)), *ndsp = malloc((size_t)N * sizeof(int));
@@ -233,7 +272,8 @@ int mca_coll_hanx_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
                       mca_coll_hanx_split_ok(m, comm, &ch, dtype, "", "reduce_scatter");
     HANX_LOG(10, "coll:hanx: reduce_scatter on %s%s", comm->c_name, split ? ": split rails" : "");
     if (0 == total) return OMPI_SUCCESS;
-    return reduce_scatter_common(m, sbuf, rbuf, rcounts, dtype, op, comm, total, split);
+    return reduce_scatter_common(m, sbuf, rbuf, rcounts, dtype, op, comm, total,
+                                 split ? &ch : NULL, "reduce_scatter");
 }
 
 int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
@@ -260,7 +300,8 @@ int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     int *counts = malloc((size_t)size * sizeof(int));
     if (!counts) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int r = 0; r < size; ++r) counts[r] = rcount;
-    int rc = reduce_scatter_common(m, sbuf, rbuf, counts, dtype, op, comm, total, split);
+    int rc = reduce_scatter_common(m, sbuf, rbuf, counts, dtype, op, comm, total,
+                                   split ? &ch : NULL, "reduce_scatter_block");
     free(counts);
     return rc;
 }

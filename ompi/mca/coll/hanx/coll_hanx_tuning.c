@@ -217,6 +217,22 @@ static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, han
     }
 }
 
+/* The one flag's reduce_scatter(_block) (collx_reduce_scatter_builtin,
+ * on the whole vector): split rails with the collx ring on each level
+ * whose coll_hanx_low/up_algorithm is left at its default (set, it
+ * decides), or the levels as *out already says. */
+static void builtin_reduce_scatter(const mca_coll_hanx_module_t *m, int coll, size_t bytes,
+                                   hanx_choice_t *out)
+{
+    const size_t vector = COLLX_COLL_REDUCE_SCATTER_BLOCK == coll ? bytes * (size_t)m->size
+                                                                  : bytes;
+    if (!collx_reduce_scatter_builtin(vector, m->nnodes, m->split_parts)) return;
+    out->algorithm = "split";
+    if (collx_glue_var_is_default(mca_coll_hanx_component.low_var))
+        out->low_tree = COLLX_TREE_RING;
+    if (collx_glue_var_is_default(mca_coll_hanx_component.up_var)) out->up_tree = COLLX_TREE_RING;
+}
+
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
                           int nonblocking, hanx_choice_t *out)
 {
@@ -242,6 +258,10 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     if (NULL == mca_coll_hanx_component.rules ||
         !collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule)) {
+        /* (the model does not cover reduce_scatter: the built-in choice) */
+        if ((model || 0 == mca_coll_hanx_component.default_algorithm) &&
+            (COLLX_COLL_REDUCE_SCATTER == coll || COLLX_COLL_REDUCE_SCATTER_BLOCK == coll))
+            builtin_reduce_scatter(m, coll, bytes, out);
         if (model) model_choice(m, coll, bytes, NULL, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
             if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);

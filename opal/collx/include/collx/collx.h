@@ -209,6 +209,19 @@ typedef enum collx_allreduce_builtin {
 #define COLLX_SPLIT_RING_MIN_BYTES 131072
 #define COLLX_SPLIT_RING_SEGMENT_BYTES 262144
 int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int blocks);
+/* hanx's built-in reduce_scatter and reduce_scatter_block without a
+ * tuning file's rule: 1 for split rails with the collx ring's
+ * reduce-scatter half on both levels (the node's, then each rail's; where
+ * coll_hanx_low/up_algorithm are left at their defaults, and for
+ * commutative ops: the others keep rank order on the modules) from
+ * COLLX_RS_SPLIT_RING_MIN_BYTES of the whole vector (vector_bytes) where
+ * the nodes are of one size (parts: collx_hier_split_parts, 2 ranks or
+ * more each) and 2 or more; 0 for the levels (each node's sum through its
+ * leader).  Measured on 2 x 2 and 4 x 2 emulated nodes, unlimited and at
+ * 1 Gbit/s (docs/benchmarks.md, "Reduce_scatter on split rails and the
+ * collx ring").  Shape and size alone, never a measurement. */
+#define COLLX_RS_SPLIT_RING_MIN_BYTES 65536
+int collx_reduce_scatter_builtin(size_t vector_bytes, int nnodes, int parts);
 
 /* The front door's cost model (opal/collx/costmodel.cpp, docs/cost-model.md):
  * the machine as two links -- within a node, between nodes (one per node,
@@ -315,7 +328,9 @@ int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void 
                           collx_op_t **out);
 
 /* The collx ring's halves (commutative ops), the vector of `count`
- * elements in t->size chunks (collx_hier_chunk's): phases
+ * elements in t->size chunks: collx_hier_chunk's where chunk_counts is
+ * NULL, else chunk_counts[r] elements for rank r, one after the other in
+ * rank order (they must sum to count; a chunk may be empty): phases
  * COLLX_RING_REDUCE_SCATTER leaves chunk r of recvbuf on rank r reduced
  * over all ranks (the rest of recvbuf is scratch; sendbuf, or NULL when
  * the data is in recvbuf, is copied there first); COLLX_RING_ALLGATHER
@@ -326,8 +341,9 @@ int collx_allreduce_start(const collx_transport_t *t, const void *sendbuf, void 
 #define COLLX_RING_ALLGATHER 2
 #define COLLX_RING_ALLREDUCE 3
 int collx_ring_start(const collx_transport_t *t, int phases, const void *sendbuf, void *recvbuf,
-                     size_t count, const collx_dtype_t *dt, void *op, int tag,
-                     const collx_tuning_t *tun, const collx_notify_t *notify, collx_op_t **out);
+                     size_t count, const size_t *chunk_counts, const collx_dtype_t *dt, void *op,
+                     int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                     collx_op_t **out);
 
 /* A pipelined schedule of sub-collective steps (hierarchical collectives).
  * This rank takes part in `nstages` stages; stage i has a global `number`
