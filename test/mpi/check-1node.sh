@@ -337,6 +337,13 @@ reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -q "the node's on the collx ring, the rail's on the collx ring" ||
         { echo "2 x 3 round-robin: not on the rings"; ok=1; }
+    # ... and split rails on the modules, both levels named
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_low_algorithm module --mca coll_hanx_up_algorithm module \
+          --mca coll_hanx_verbose 10 "$CHECKER" --quick --big --colls "reduce_scatter,reduce_scatter_block" --seed 47)
+    echo "$out" | grep -q " 0 failed" || return 1
+    ! echo "$out" | grep -q "on the collx ring" || { echo "a ring where both levels say module"; ok=1; }
+    echo "$out" | grep -q "split rails, the node's on the module, the rail's on the module" ||
+        { echo "not on split rails over the modules"; ok=1; }
     return $ok
 )
 step "built-in reduce_scatter(_block) from 64 KiB of vector: split rails on the collx ring (node and rails), commutative ops; a set coll_hanx_low/up_algorithm decides" \

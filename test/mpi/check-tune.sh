@@ -93,6 +93,9 @@ pinned_default() {
         grep -qE "coll:hanx: allreduce count [0-9]+ on .*: split rails" "$work/d.out" &&
         grep -qE "coll:hanx: reduce_scatter_block count [0-9]+ on .*: split rails" "$work/d.out" ||
         { echo "a configuration was not measured"; return 1; }
+    # (reduce_scatter_block's split rails on the collx ring, as the one flag runs them)
+    grep -q "coll:hanx: reduce_scatter_block on .*: split rails, the node's on the collx ring, the rail's on the collx ring" \
+        "$work/d.out" || { echo "reduce_scatter_block's split rails not measured on the rings"; return 1; }
     ! grep -qE "coll:hanx: (bcast|allgather|allreduce|reduce_scatter_block) of [0-9]+ bytes on .*previous module" "$work/d.out" ||
         { grep -m3 "previous module" "$work/d.out"; return 1; }
     ! grep -q "split rails cannot run" "$work/d.out" || { grep -m3 "split rails cannot run" "$work/d.out"; return 1; }

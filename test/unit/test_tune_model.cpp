@@ -460,7 +460,7 @@ END_TEST
 // without them.
 START_TEST(split_rails_become_rules) {
     const Config split = Config::split_rails();
-    ck_assert_str_eq(split.label().c_str(), "split");
+    ck_assert(split.label() == "split");
     ck_assert(split.at(10) == split && split.at(~0ULL) == split);  // no segments to fold
     ck_assert(!split.hierarchical() && Config{}.hierarchical());
     ck_assert(!(split == Config{}) && !(split == (Config{true, 0, {}})));
@@ -473,7 +473,10 @@ START_TEST(split_rails_become_rules) {
     ck_assert_uint_eq(configs_for(Coll::Allreduce, 100000, {65536}, {Levels{}}, {lp}).size(), 4);  // not measured
     auto rsb = configs_for(Coll::ReduceScatterBlock, 100000, {65536}, {Levels{}}, {lp}, true);
     ck_assert_uint_eq(rsb.size(), 3);  // previous, split, hier (no flat tree, no segments)
-    ck_assert(rsb[1] == split);
+    // (a reduce_scatter's split rails: the collx ring on both levels, as the one flag runs them)
+    const Config rsplit = Config::split_rails(Coll::ReduceScatterBlock);
+    ck_assert(rsb[1] == rsplit && !(rsplit == split));
+    ck_assert(rsplit.label() == "split low_tree=ring up_tree=ring");
     for (Coll c : all_colls())
         if (!has_split(c))
             for (const Config &k : configs_for(c, 100000, {65536}, {Levels{}}, {lp}, true)) ck_assert(!k.split);
@@ -526,7 +529,7 @@ START_TEST(split_rails_become_rules) {
         for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1) {
             const collx::Rule *rule = sr.lookup("reduce_scatter_block", 4, 2, x);
             ck_assert(rule != nullptr);
-            ck_assert_msg((*config_of(*rule) == split) == (x >= 65536), "reduce_scatter_block %llu: %s",
+            ck_assert_msg((*config_of(*rule) == rsplit) == (x >= 65536), "reduce_scatter_block %llu: %s",
                           (unsigned long long)x, config_of(*rule)->label().c_str());
         }
     }
@@ -543,9 +546,18 @@ START_TEST(split_rails_become_rules) {
         other.collective = c;
         ck_assert_msg(!config_of(other).has_value(), "%s", c);
     }
-    for (const char *c : {"allreduce", "reduce_scatter", "reduce_scatter_block"}) {
+    other.collective = "allreduce";
+    ck_assert(config_of(other) == split);
+    for (const char *c : {"reduce_scatter", "reduce_scatter_block"}) {
         other.collective = c;
-        ck_assert_msg(config_of(other) == split, "%s", c);
+        ck_assert_msg(config_of(other) == rsplit, "%s", c);  // (no level named: the rings)
+        other.up_algorithm = "module";  // a named level: as named
+        Config named = rsplit;
+        named.levels.up_tree = -1;
+        ck_assert_msg(config_of(other) == named, "%s", c);
+        other.up_algorithm = "no_such_tree";
+        ck_assert_msg(!config_of(other).has_value(), "%s", c);
+        other.up_algorithm.reset();
     }
 
     // the model file: the flag and the curve (allreduce only)

@@ -302,8 +302,9 @@ int explain(const Options &o) {
                                              "in the node; the levels where nodes differ in size"
                                        : chosen->split ? "split rails: the vector reduce-scattered in the node by "
                                                          "rail (the ranks at one place of every node), each "
-                                                         "rail's pieces reduce-scattered on the rail; the levels "
-                                                         "where nodes differ in size"
+                                                         "rail's pieces reduce-scattered on the rail (each on "
+                                                         "the collx ring unless a level's algorithm is named); "
+                                                         "the levels where nodes differ in size"
                                        : chosen->at(o.bytes).segment == 0
                                            ? "the levels one after the other, unsegmented"
                                            : ("the levels pipelined in " +

@@ -135,7 +135,7 @@ int flat_tree(const std::string &name) { return collx_tree_from_name(name.c_str(
 std::string Config::label() const {
     if (previous) return "previous";
     if (flat >= 0) return flat_label(flat);
-    if (split) return "split";
+    if (split) return "split" + levels.label();
     return (segment ? "hier/" + bytes_label(segment) : "hier") + levels.label();
 }
 
@@ -150,7 +150,7 @@ std::vector<Config> configs_for(Coll coll, std::uint64_t bytes, const std::vecto
             if ((f != COLLX_TREE_RING && f != COLLX_TREE_RECURSIVE_DOUBLING) ||
                 coll == Coll::Allreduce)
                 v.push_back({false, 0, {}, f});
-    if (split && has_split(coll)) v.push_back(Config::split_rails());
+    if (split && has_split(coll)) v.push_back(Config::split_rails(coll));
     for (const Levels &l : levels) {
         if (!applies(coll, l)) continue;
         v.push_back({false, 0, l});
@@ -353,11 +353,20 @@ std::optional<Config> config_of(const Rule &r) {
     }
     // (hanx takes "split" for allreduce and reduce_scatter(_block) alone:
     // elsewhere it rejects the file)
-    if (*r.algorithm == "split")
-        return r.collective == "allreduce" || r.collective == "reduce_scatter" ||
-                       r.collective == "reduce_scatter_block"
-                   ? std::optional<Config>(Config::split_rails())
-                   : std::nullopt;
+    if (*r.algorithm == "split") {
+        // (reduce_scatter: hanx runs it as reduce_scatter_block's)
+        if (r.collective != "allreduce" && r.collective != "reduce_scatter" &&
+            r.collective != "reduce_scatter_block")
+            return std::nullopt;
+        const bool ar = r.collective == "allreduce";
+        Config c = Config::split_rails(ar ? Coll::Allreduce : Coll::ReduceScatterBlock);
+        if (!ar) {  // (a reduce_scatter's levels: the rule's, else the rings)
+            if (r.low_algorithm) c.levels.low_tree = level_tree(*r.low_algorithm);
+            if (r.up_algorithm) c.levels.up_tree = level_tree(*r.up_algorithm);
+            if (c.levels.low_tree < -1 || c.levels.up_tree < -1) return std::nullopt;
+        }
+        return c;
+    }
     if (*r.algorithm == "hierarchical") {
         // (the levels' algorithms: not said and "module" are the same
         // configuration where the job leaves coll_hanx_low/up_algorithm at

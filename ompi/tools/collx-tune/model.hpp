@@ -105,13 +105,17 @@ struct Config {
     int flat = -1;               // >= 0: the front door's flat collx tree (collx_tree_kind_t)
     // split rails: allreduce as a reduce-scatter in the node, an allreduce
     // per rail, an allgather in the node, in hanx's built-in allreduce
-    // segments; reduce_scatter_block as a reduce-scatter in the node by
-    // rail and one per rail.  The rule names no segment size, so one
-    // curve covers it
+    // segments; reduce_scatter(_block) as a reduce-scatter in the node by
+    // rail and one per rail, each on the collx ring (levels' trees: as
+    // hanx's one flag runs them, and as a "split" rule naming neither
+    // level's algorithm runs them where the job leaves
+    // coll_hanx_low/up_algorithm alone).  The rule names no segment size,
+    // so one curve covers it
     bool split = false;
-    static Config split_rails() {
+    static Config split_rails(Coll coll = Coll::Allreduce) {
         Config c;
         c.split = true;
+        if (coll == Coll::ReduceScatterBlock) c.levels.low_tree = c.levels.up_tree = COLLX_TREE_RING;
         return c;
     }
     // hanx's levels one after the other (pipelined or not): neither the

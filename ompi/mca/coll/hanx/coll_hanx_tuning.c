@@ -217,20 +217,34 @@ static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, han
     }
 }
 
+static int is_reduce_scatter(int coll)
+{
+    return COLLX_COLL_REDUCE_SCATTER == coll || COLLX_COLL_REDUCE_SCATTER_BLOCK == coll;
+}
+
 /* The one flag's reduce_scatter(_block) (collx_reduce_scatter_builtin,
- * on the whole vector): split rails with the collx ring on each level
- * whose coll_hanx_low/up_algorithm is left at its default (set, it
- * decides), or the levels as *out already says. */
+ * on the whole vector): split rails, or the levels as *out already says. */
 static void builtin_reduce_scatter(const mca_coll_hanx_module_t *m, int coll, size_t bytes,
                                    hanx_choice_t *out)
 {
     const size_t vector = COLLX_COLL_REDUCE_SCATTER_BLOCK == coll ? bytes * (size_t)m->size
                                                                   : bytes;
-    if (!collx_reduce_scatter_builtin(vector, m->nnodes, m->split_parts)) return;
-    out->algorithm = "split";
-    if (collx_glue_var_is_default(mca_coll_hanx_component.low_var))
+    if (collx_reduce_scatter_builtin(vector, m->nnodes, m->split_parts)) out->algorithm = "split";
+}
+
+/* A reduce_scatter(_block) on split rails, however chosen (built in, a
+ * rule, coll_hanx_default_algorithm 3): the collx ring's reduce-scatter
+ * half on each level whose algorithm neither the rule (or NULL) nor a set
+ * coll_hanx_low/up_algorithm gives, as the one flag runs them. */
+static void reduce_scatter_rings(const collx_rule_t *rule, hanx_choice_t *out)
+{
+    if (NULL == out->algorithm || strcmp(out->algorithm, "split")) return;
+    if ((NULL == rule || NULL == rule->low_algorithm) &&
+        collx_glue_var_is_default(mca_coll_hanx_component.low_var))
         out->low_tree = COLLX_TREE_RING;
-    if (collx_glue_var_is_default(mca_coll_hanx_component.up_var)) out->up_tree = COLLX_TREE_RING;
+    if ((NULL == rule || NULL == rule->up_algorithm) &&
+        collx_glue_var_is_default(mca_coll_hanx_component.up_var))
+        out->up_tree = COLLX_TREE_RING;
 }
 
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
@@ -259,9 +273,9 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
         !collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule)) {
         /* (the model does not cover reduce_scatter: the built-in choice) */
-        if ((model || 0 == mca_coll_hanx_component.default_algorithm) &&
-            (COLLX_COLL_REDUCE_SCATTER == coll || COLLX_COLL_REDUCE_SCATTER_BLOCK == coll))
+        if ((model || 0 == mca_coll_hanx_component.default_algorithm) && is_reduce_scatter(coll))
             builtin_reduce_scatter(m, coll, bytes, out);
+        if (is_reduce_scatter(coll)) reduce_scatter_rings(NULL, out);
         if (model) model_choice(m, coll, bytes, NULL, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
             if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);
@@ -292,6 +306,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     /* (the reader took only "module" or a tree's name) */
     if (rule.low_algorithm) out->low_tree = collx_tree_from_name(rule.low_algorithm);
     if (rule.up_algorithm) out->up_tree = collx_tree_from_name(rule.up_algorithm);
+    if (is_reduce_scatter(coll)) reduce_scatter_rings(&rule, out);
     HANX_LOG(20, "coll:hanx: %s of %zu bytes: rule %d (line %d): %s, segments of %zu bytes, "
                  "low %s, up %s, levels' algorithms %s, %s",
              collective, bytes, rule.index + 1, rule.line,
