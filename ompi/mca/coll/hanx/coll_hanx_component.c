@@ -71,7 +71,8 @@ static int hanx_register(void)
                             "and alltoall the cost model's on the measured machine: "
                             "model_measure), 1 the hierarchical algorithm, 2 the "
                             "previous module, 3 allreduce and reduce_scatter(_block) as split "
-                            "rails (where nodes are of one size) and the rest hierarchical, 4 the cost model's choice "
+                            "rails (where nodes are of one size; the one flag's too, from 64 KiB "
+                            "of reduce_scatter vector) and the rest hierarchical, 4 the cost model's choice "
                             "(model_* parameters; docs/cost-model.md); settable through MPI_T "
                             "(collx-tune measures with it)",
                             0, 0, 4, OPAL_INFO_LVL_6, &c->default_algorithm);
@@ -161,7 +162,8 @@ static int hanx_register(void)
         "tree run by hanx itself, event-driven on the PML: binomial, in_order_binomial, binary, "
         "knomial, chain, pipeline (linear pipelining), linear, ring, recursive_doubling (topo: as "
         "binomial there).  Left at its default (set nowhere), an ireduce, or an iallreduce "
-        "below 256 KiB, runs the collx binomial tree there (hanx's built-in choice).  Read "
+        "below 256 KiB, runs the collx binomial tree there, and a reduce_scatter on split rails "
+        "the ring's reduce-scatter half in the node (hanx's built-in choice).  Read "
         "at every call; settable through MPI_T (collx-tune measures the levels' trees so)",
         "module", -1, OPAL_INFO_LVL_5, &c->low_text);
     c->up_var = collx_glue_register_tree_setting(v, "up_algorithm",
@@ -169,7 +171,8 @@ static int hanx_register(void)
         "sub-communicator's Open MPI module, up_preference) or a collx tree.  Left at its "
         "default (set nowhere), a reduce of 64 KiB or more, an ireduce and an iallreduce below "
         "256 KiB run the collx binomial tree there, and an allreduce of 4 KiB or more between "
-        "two nodes the collx recursive_doubling (hanx's built-in choice).  Read at every "
+        "two nodes the collx recursive_doubling, and a reduce_scatter on split rails the ring on "
+        "the rails (hanx's built-in choice).  Read at every "
         "call; settable through MPI_T",
         "module", -1, OPAL_INFO_LVL_5, &c->up_text);
     collx_glue_register_tree_setting(v, "flat_algorithm",
