@@ -1218,6 +1218,19 @@ START_TEST(one_table_of_collectives_and_default_segments) {
 }
 END_TEST
 
+// Every rank's input (value(r, i)) into in, and their sum (the ring's
+// reductions are of Affine's commutative sum).
+std::vector<Affine> ring_inputs(int P, std::size_t count, std::vector<std::vector<Affine>> &in) {
+    in.assign(static_cast<std::size_t>(P), std::vector<Affine>(count));
+    std::vector<Affine> sum(count, Affine{0, 0});
+    for (int r = 0; r < P; ++r)
+        for (std::size_t i = 0; i < count; ++i) {
+            in[r][i] = value(r, i);
+            sum[i] = Affine{sum[i].a + in[r][i].a, sum[i].b + in[r][i].b};
+        }
+    return sum;
+}
+
 // The ring's halves on their own (collx_ring_start's phases): the
 // reduce-scatter leaves rank r chunk r (collx_hier_chunk's) summed over all
 // ranks and writes nothing past the vector; the allgather spreads each
@@ -1235,13 +1248,8 @@ START_TEST(ring_halves_scatter_and_gather_chunks) {
                 for (int in_place = 0; in_place < 2; ++in_place) {
                     collx_tuning_t tun{COLLX_TREE_RING, 1, sh.seg_bytes, sh.max_send,
                                        sh.max_recv, nullptr};
-                    std::vector<std::vector<Affine>> in(P, std::vector<Affine>(count));
-                    std::vector<Affine> sum(count, Affine{0, 0});
-                    for (int r = 0; r < P; ++r)
-                        for (std::size_t i = 0; i < count; ++i) {
-                            in[r][i] = value(r, i);
-                            sum[i] = Affine{sum[i].a + in[r][i].a, sum[i].b + in[r][i].b};
-                        }
+                    std::vector<std::vector<Affine>> in;
+                    const std::vector<Affine> sum = ring_inputs(P, count, in);
                     // reduce-scatter, then the allgather on its result
                     std::vector<std::vector<Affine>> buf(P, std::vector<Affine>(count + 1, junk));
                     for (int phase : {COLLX_RING_REDUCE_SCATTER, COLLX_RING_ALLGATHER}) {
@@ -1319,13 +1327,8 @@ START_TEST(ring_on_given_chunks) {
                     first.push_back(count);
                     count += k;
                 }
-                std::vector<std::vector<Affine>> in(P, std::vector<Affine>(count));
-                std::vector<Affine> sum(count, Affine{0, 0});
-                for (int r = 0; r < P; ++r)
-                    for (std::size_t i = 0; i < count; ++i) {
-                        in[r][i] = value(r, i);
-                        sum[i] = Affine{sum[i].a + in[r][i].a, sum[i].b + in[r][i].b};
-                    }
+                std::vector<std::vector<Affine>> in;
+                const std::vector<Affine> sum = ring_inputs(P, count, in);
                 for (int phases : {COLLX_RING_REDUCE_SCATTER, COLLX_RING_ALLREDUCE}) {
                     collx_tuning_t tun{COLLX_TREE_RING, 1, sh.seg_bytes, sh.max_send, sh.max_recv,
                                        nullptr};
