@@ -72,9 +72,18 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes) {
 // 1 MiB at 1 Gbit/s against 8.8 ms for the collx one; below 4 KiB tuned's
 // (recursive doubling too) was as fast as the collx tree or faster.  In
 // the one flag's allreduce on 2x2: 0.51-0.82 of its time before at 4 KiB.
+// Non-blocking, between two leaders (docs/benchmarks.md, "MPI_Iallreduce
+// between the leaders on recursive doubling"): the one flag's MPI_Iallreduce
+// on 2x2 took 0.44-0.71 of its time on the binomial tree at 8 B - 32 KiB
+// unlimited, 0.73-0.92 at 1 Gbit/s below 32 KiB and the same from there
+// (the link's rate).  On 4 leaders, below 4 KiB, it made no difference
+// beyond the noise (0.88-1.13 in two runs), so they keep the tree.
 int collx_hier_level_tree(int coll, size_t message_bytes, int up, int level_ranks,
                           int nonblocking) {
     const bool reduce = coll == COLLX_COLL_REDUCE;
+    if (nonblocking && up && level_ranks == 2 && coll == COLLX_COLL_ALLREDUCE &&
+        message_bytes < COLLX_HIER_NB_TREES_MAX_BYTES)
+        return COLLX_TREE_RECURSIVE_DOUBLING;
     if (nonblocking && (reduce || (coll == COLLX_COLL_ALLREDUCE &&
                                    message_bytes < COLLX_HIER_NB_TREES_MAX_BYTES)))
         return COLLX_TREE_BINOMIAL;

@@ -279,11 +279,15 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     expect "module, recursive_doubling" allreduce 4096
     expect "module, recursive_doubling" allreduce 65536
     # non-blocking: the tree on both levels, ireduce at every size, iallreduce below 128 KiB
-    # (from there split rails on the collx ring, which the node's trees do not run)
+    # (from there split rails on the collx ring, which the node's trees do not run), between
+    # two leaders on recursive doubling
     expect "binomial, binomial" ireduce 1024
     expect "binomial, binomial" ireduce 131072
-    expect "binomial, binomial" iallreduce 1024
-    expect "binomial, binomial" iallreduce 65536
+    expect "binomial, recursive_doubling" iallreduce 1024
+    expect "binomial, recursive_doubling" iallreduce 65536
+    n4() { one_call 8 2 iallreduce "$1" --mca coll_hanx_socket_level 0 |
+           sed -nE "s/.*coll:hanx: allreduce levels \(innermost first\): ([a-z_]+, [a-z_]+)\$/\1/p" | sort -u | tr '\n' ';'; }
+    [ "$(n4 1024)" = "binomial, binomial;" ] || { echo "4x2 iallreduce 1024: $(n4 1024)"; ok=1; }
     expect "binomial, ring; rails: ring" iallreduce 131072
     expect "module, ring; rails: ring" iallreduce 262144
     # set, even to the default's own value, a parameter decides its level
@@ -294,7 +298,7 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     OMPI_MCA_coll_hanx_up_algorithm=knomial expect "module, knomial" reduce 131072 -x OMPI_MCA_coll_hanx_up_algorithm
     return $ok
 )
-step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, allreduce from 4 KiB between two leaders, ireduce and iallreduce below 128 KiB on both; a set coll_hanx_low/up_algorithm decides" \
+step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, allreduce from 4 KiB between two leaders, ireduce and iallreduce below 128 KiB on both (iallreduce between two leaders on recursive doubling); a set coll_hanx_low/up_algorithm decides" \
     level_trees_default
 reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of the vector: split rails on the collx ring's reduce-scatter half, node and rails
     local ok=0 out n

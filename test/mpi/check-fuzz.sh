@@ -125,6 +125,9 @@ step "determinism hanx, split rails (allreduce, reduce_scatter(_block)), 6 ranks
 step "determinism hanx, the one flag's large allreduce, iallreduce and reduce_scatter(_block) (split rails on the collx ring), 8 ranks as 4x2" \
     local_run 300 8 $HANX 2 --mca coll_hanx_model_measure 0 "$DETERMINISM" --reps 8 --count 150000 \
     --colls allreduce,iallreduce,reduce_scatter_block,reduce_scatter
+step "determinism hanx, the one flag on 2x2: allreduce and iallreduce on recursive doubling between the two leaders" \
+    local_run 300 4 $HANX 2 --mca coll_hanx_model_measure 0 "$DETERMINISM" --reps 8 --count 3000 \
+    --colls allreduce,iallreduce
 step "determinism hanx, 3 levels, collx trees on the levels, blocking calls on the schedules" \
     determinism 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 $HANX_TREES \
     --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_reduce_segment_size 4000 \

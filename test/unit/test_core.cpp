@@ -1159,13 +1159,20 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_allgather_leaders_ring(&fast_links, 1 << 20), 0);
     ck_assert_int_eq(collx_allgather_leaders_ring(nullptr, 1 << 20), 0);
     // non-blocking: ireduce on the tree on every level at every size,
-    // iallreduce below 256 KiB, ibcast on the modules
+    // iallreduce below 256 KiB (between two leaders recursive doubling),
+    // ibcast on the modules
     for (int up : {0, 1}) {
         for (std::size_t b : {std::size_t{0}, std::size_t{8}, std::size_t{65535}, std::size_t{64u << 20}})
             ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_REDUCE, b, up, 2, 1), COLLX_TREE_BINOMIAL);
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262143, up, 2, 1),
-                         COLLX_TREE_BINOMIAL);
-        ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262144, up, 2, 1), -1);
+        for (std::size_t b : {std::size_t{8}, std::size_t{4096}, std::size_t{262143}})
+            ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, b, up, 2, 1),
+                             up ? COLLX_TREE_RECURSIVE_DOUBLING : COLLX_TREE_BINOMIAL);
+        for (int n : {3, 4, 8})
+            for (std::size_t b : {std::size_t{8}, std::size_t{262143}})
+                ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, b, up, n, 1),
+                                 COLLX_TREE_BINOMIAL);
+        for (int n : {2, 4})
+            ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 262144, up, n, 1), -1);
         ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_BCAST, 8, up, 2, 1), -1);
     }
     // the ring's allreduce segment is the reductions' default; its bcast and

@@ -170,9 +170,10 @@ static int hanx_register(void)
         "Algorithm of the leaders' level (across nodes), as low_algorithm: module (the "
         "sub-communicator's Open MPI module, up_preference) or a collx tree.  Left at its "
         "default (set nowhere), a reduce of 64 KiB or more, an ireduce and an iallreduce below "
-        "256 KiB run the collx binomial tree there, and an allreduce of 4 KiB or more between "
-        "two nodes the collx recursive_doubling, and a reduce_scatter on split rails the ring on "
-        "the rails (hanx's built-in choice).  Read at every "
+        "256 KiB run the collx binomial tree there, but an allreduce of 4 KiB or more and an "
+        "iallreduce below 256 KiB between two nodes the collx recursive_doubling, and a "
+        "reduce_scatter on split rails the ring "
+        "on the rails (hanx's built-in choice).  Read at every "
         "call; settable through MPI_T",
         "module", -1, OPAL_INFO_LVL_5, &c->up_text);
     collx_glue_register_tree_setting(v, "flat_algorithm",

@@ -161,7 +161,9 @@ size_t collx_hier_segment_bytes(int coll, size_t message_bytes);
  *   and at 1 Gbit/s from 256 KiB);
  * - non-blocking (MPI_Ireduce at every size, MPI_Iallreduce below
  *   COLLX_HIER_NB_TREES_MAX_BYTES): the binomial tree on every level, where
- *   the modules' i-collectives (Open MPI's libnbc) cost a schedule each.
+ *   the modules' i-collectives (Open MPI's libnbc) cost a schedule each;
+ *   but MPI_Iallreduce between two leaders on the collx recursive
+ *   doubling: one exchange, where the tree reduces and then broadcasts.
  * level_ranks: the ranks of the level (the leaders' level: the nodes).
  * A fixed tree per call, shape and size: the folding order depends on the
  * shape and the size alone. */
