@@ -17,7 +17,7 @@
 #
 # Collectives (LIST, comma-separated, or all): bcast, reduce, allreduce,
 # ibcast, ireduce, iallreduce (BYTES = the message), allgather, iallgather, alltoall,
-# reduce_scatter (BYTES = one rank's block), barrier (no size).
+# reduce_scatter, ireduce_scatter (BYTES = one rank's block), barrier (no size).
 # Sizes: --min to --max in steps of * --factor (default 4 .. 1 MiB, x4).
 # Contenders (contrib/contenders.sh):
 #   default               Open MPI's default selection (Open MPI 5.0: han on)
@@ -171,7 +171,7 @@ function lvl(coll, U, k, al, be, S, B, K,   bw, rooted) {
     rooted = (coll == "bcast" || coll == "reduce" || coll == "ibcast" || coll == "ireduce")
     if (rooted) bw = (U - 1) / U * S * be  # the calls of a loop share the sending out
     else if (coll ~ /allreduce/) bw = 2 * (U - 1) / U * S * be
-    else if (coll ~ /allgather/ || coll == "reduce_scatter") bw = (U - 1) * k * S * be
+    else if (coll ~ /allgather/ || coll ~ /reduce_scatter/) bw = (U - 1) * k * S * be
     else if (coll == "alltoall") bw = (U - 1) * k * k * S * be
     else bw = 0  # barrier
     bw -= B * be / K
@@ -226,7 +226,7 @@ BEGIN {
         for (j = 1; j <= n; ++j) a[j] = smp[keys[x], j] + 0
         isort(a, n)
         med = q(a, n, 0.5)
-        wide = (coll ~ /allgather/ || coll == "alltoall" || coll == "reduce_scatter")
+        wide = (coll ~ /allgather/ || coll == "alltoall" || coll ~ /reduce_scatter/)
         S = wide ? s * P : s
         fac = (coll ~ /allreduce/) ? 2 * (P - 1) / P : (wide ? (P - 1) / P : 1)
         alg = (coll == "barrier" || med <= 0) ? "" : sprintf("%.4f", S / med / 1e3)

@@ -327,7 +327,7 @@ reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of
     # results: every datatype, op and count of the checker on 2 x 2 and 2 x 3 round-robin, the
     # rings for commutative ops, the modules (rank order) for the others
     out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 "$CHECKER" --quick --big \
-          --colls "reduce_scatter,reduce_scatter_block" --seed 43)
+          --colls "reduce_scatter,reduce_scatter_block,barrier,ireduce_scatter,ireduce_scatter_block" --seed 43)
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
     for c in reduce_scatter reduce_scatter_block; do
@@ -335,6 +335,11 @@ reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of
         [ "$n" -gt 0 ] || { echo "the checker's big ${c}s not on the rings"; ok=1; }
         n=$(echo "$out" | grep -c "coll:hanx: $c on .*: split rails, the node's on the module, the rail's on the module")
         [ "$n" -gt 0 ] || { echo "the checker's non-commutative ${c}s not on the modules"; ok=1; }
+        # non-blocking: the same rings on the schedules; the rest to the previous module
+        n=$(echo "$out" | grep -c "coll:hanx: i$c on .*: split rails, the node's and the rail's on the collx ring")
+        [ "$n" -gt 0 ] || { echo "the checker's big i${c}s not on the rings"; ok=1; }
+        n=$(echo "$out" | grep -c "coll:hanx: i$c on .*: previous module (not split rails)")
+        [ "$n" -gt 0 ] || { echo "the checker's small i${c}s not handed to the previous module"; ok=1; }
     done
     out=$(logged local_run 300 6 $HANX 3 --mca coll_hanx_round_robin 1 --mca coll_hanx_verbose 10 \
           "$CHECKER" --quick --colls "reduce_scatter,reduce_scatter_block" --seed 45)
@@ -350,7 +355,7 @@ reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of
         { echo "not on split rails over the modules"; ok=1; }
     return $ok
 )
-step "built-in reduce_scatter(_block) from 64 KiB of vector: split rails on the collx ring (node and rails), commutative ops; a set coll_hanx_low/up_algorithm decides" \
+step "built-in reduce_scatter(_block) from 64 KiB of vector: split rails on the collx ring (node and rails), commutative ops, blocking and not; a set coll_hanx_low/up_algorithm decides" \
     reduce_scatter_default
 allgather_ring() (  # the built-in leaders' allgather on the collx ring from blocks of 32 KiB on slow links between nodes (nodes of one size)
     local ok=0 out n

@@ -47,10 +47,11 @@ step "fuzz hanx, 6 ranks as 3x2, collx trees on the levels, blocking calls on th
     fuzz 300 6 $HANX 2 $HANX_TREES --mca coll_hanx_blocking_schedule 1 \
     --mca coll_hanx_bcast_segment_size 4096 --mca coll_hanx_reduce_segment_size 4000 \
     --mca coll_hanx_allreduce_segment_size 2048 -- --seed 107 --cases 300 --components-under-test hanx
-step "fuzz hanx, split rails (test/mpi/tuning/split.json: allreduce, reduce_scatter(_block)), 6 ranks as 3x2, small segments, 300 cases" \
+step "fuzz hanx, split rails (test/mpi/tuning/split.json: allreduce, reduce_scatter(_block), blocking and not), 6 ranks as 3x2, small segments, 300 cases" \
     fuzz 300 6 $HANX 2 --mca coll_hanx_allreduce_segment_size 2048 \
     --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/split.json" -- --seed 108 --cases 300 \
-    --colls allreduce,iallreduce,reduce_scatter,reduce_scatter_block,bcast,barrier --components-under-test hanx
+    --colls allreduce,iallreduce,reduce_scatter,reduce_scatter_block,ireduce_scatter,ireduce_scatter_block,bcast,barrier \
+    --components-under-test hanx
 step "fuzz hanx, 4 ranks as 2x2, per-rule submodules (test/mpi/tuning/views.json), 400 cases" \
     fuzz 300 4 $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json" -- \
     --seed 105 --cases 400 --colls blocking --components-under-test hanx

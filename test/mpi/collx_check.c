@@ -31,7 +31,8 @@
  *
  * LIST: any of bcast,reduce,allreduce,allgather,allgatherv,gather,gatherv,
  * scatter,scatterv,barrier,reduce_scatter,reduce_scatter_block,scan,exscan,
- * alltoall,alltoallv,ibcast,ireduce,iallreduce,iallgather,overlap,pbcast,preduce,
+ * alltoall,alltoallv,ibcast,ireduce,iallreduce,iallgather,ireduce_scatter,
+ * ireduce_scatter_block,overlap,pbcast,preduce,
  * pallreduce,pallgather, or the keywords `blocking` (the 16 blocking ones),
  * `persistent` (the p* ones) and `all` (every one); default
  * bcast,reduce,allreduce.  `overlap` posts several non-blocking collectives
@@ -468,7 +469,9 @@ static const char *st_names[][2] = {
     {"MPI_Gather", "gather"}, {"MPI_Gatherv", "gatherv"}, {"MPI_Scatter", "scatter"},
     {"MPI_Scatterv", "scatterv"}, {"MPI_Barrier", "barrier"},
     {"MPI_Reduce_scatter", "reduce_scatter"},
-    {"MPI_Reduce_scatter_block", "reduce_scatter_block"}, {"MPI_Scan", "scan"},
+    {"MPI_Reduce_scatter_block", "reduce_scatter_block"},
+    {"MPI_Ireduce_scatter", "ireduce_scatter"},
+    {"MPI_Ireduce_scatter_block", "ireduce_scatter_block"}, {"MPI_Scan", "scan"},
     {"MPI_Exscan", "exscan"}, {"MPI_Alltoall", "alltoall"}, {"MPI_Alltoallv", "alltoallv"},
     {"MPI_Bcast_init", "pbcast"}, {"MPI_Reduce_init", "preduce"},
     {"MPI_Allreduce_init", "pallreduce"}, {"MPI_Allgather_init", "pallgather"}};
@@ -1215,9 +1218,19 @@ static void run_reduce_scatter(const ccase_t *c, MPI_Comm comm, const int *wrank
     int *rcounts = to_int(c, c->d, cnt, size);
     const void *sb = c->in_place ? MPI_IN_PLACE : data(&s);
     trace(c);
-    int rc = block ? MPI_Reduce_scatter_block(sb, data(&rb), (int)c->count, c->d->type,
+    int rc;
+    if (c->nb) {
+        MPI_Request req;
+        rc = block ? MPI_Ireduce_scatter_block(sb, data(&rb), (int)c->count, c->d->type,
+                                               ops[c->op], comm, &req)
+                   : MPI_Ireduce_scatter(sb, data(&rb), rcounts, c->d->type, ops[c->op], comm,
+                                         &req);
+        if (rc == MPI_SUCCESS) rc = finish(&req, c->count % 2);
+    } else {
+        rc = block ? MPI_Reduce_scatter_block(sb, data(&rb), (int)c->count, c->d->type,
                                               ops[c->op], comm)
                    : MPI_Reduce_scatter(sb, data(&rb), rcounts, c->d->type, ops[c->op], comm);
+    }
     src_t *map = calloc(rlen + 1, sizeof(src_t));
     for (size_t e = 0; e < rlen; ++e)
         map[e] = e < cnt[rank] ? (src_t){SRC_REDUCED, size, start + e} : (src_t){SRC_ANY, 0, 0};
@@ -1359,7 +1372,7 @@ static int has(const char *list, const char *word)
 #define BLOCKING "bcast,reduce,allreduce,allgather,allgatherv,gather,gatherv,scatter," \
                  "scatterv,barrier,reduce_scatter,reduce_scatter_block,scan,exscan," \
                  "alltoall,alltoallv"
-#define NONBLOCKING "ibcast,ireduce,iallreduce,iallgather,overlap"
+#define NONBLOCKING "ibcast,ireduce,iallreduce,iallgather,ireduce_scatter,ireduce_scatter_block,overlap"
 #define PERSISTENT "pbcast,preduce,pallreduce,pallgather"
 
 /* whether LIST has any word of WORDS */
@@ -1666,11 +1679,18 @@ int main(int argc, char **argv)
                     k.op = op;
                     for (int ip = 0; ip < 2; ++ip) {
                         k.in_place = ip;
-                        for (int block = 0; block < 2; ++block)
+                        for (int block = 0; block < 2; ++block) {
                             if (has(list, block ? "reduce_scatter_block" : "reduce_scatter")) {
                                 k.coll = block ? "MPI_Reduce_scatter_block" : "MPI_Reduce_scatter";
                                 run_reduce_scatter(&k, cm->comm, cm->wranks, block);
                             }
+                            if (has(list, block ? "ireduce_scatter_block" : "ireduce_scatter")) {
+                                k.coll = block ? "MPI_Ireduce_scatter_block" : "MPI_Ireduce_scatter";
+                                k.nb = 1;
+                                run_reduce_scatter(&k, cm->comm, cm->wranks, block);
+                                k.nb = 0;
+                            }
+                        }
                         for (int ex = 0; ex < 2; ++ex)
                             if (has(list, ex ? "exscan" : "scan")) {
                                 k.coll = ex ? "MPI_Exscan" : "MPI_Scan";

@@ -133,7 +133,7 @@ ALL_ADAPTX="bcast,reduce,allreduce,ibcast,ireduce,iallreduce,overlap"
 # hanx's non-blocking collectives: a blocking barrier first on every
 # communicator of the checker builds the hierarchy (an i-collective never
 # builds it: the previous module serves until then)
-HANX_NB="barrier,ibcast,ireduce,iallreduce,iallgather,overlap"
+HANX_NB="barrier,ibcast,ireduce,iallreduce,iallgather,ireduce_scatter,ireduce_scatter_block,overlap"
 ADAPTX_TREES="binomial in_order_binomial binary knomial chain pipeline linear topo ring recursive_doubling"
 # every adaptx collective on one tree, small segments so that all paths run
 adaptx_tree() {  # adaptx_tree TREE runner...

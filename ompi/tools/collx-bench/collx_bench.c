@@ -8,10 +8,10 @@
  *
  * LIST: comma-separated from bcast, reduce, allreduce, allgather, alltoall,
  * reduce_scatter (MPI_Reduce_scatter_block), barrier, ibcast, ireduce,
- * iallreduce, iallgather (the nonblocking ones: start + MPI_Wait).  BYTES is
- * the message for bcast/reduce/allreduce and their non-blocking forms and one
- * rank's block for (i)allgather, alltoall (to each rank) and reduce_scatter
- * (the result); barrier
+ * iallreduce, iallgather, ireduce_scatter (the nonblocking ones: start +
+ * MPI_Wait).  BYTES is the message for bcast/reduce/allreduce and their
+ * non-blocking forms and one rank's block for (i)allgather, alltoall (to
+ * each rank) and (i)reduce_scatter (the result); barrier
  * runs once, at size 0.  Sizes go from --min to --max in steps of * --factor
  * (default 4); the data are MPI_INT.
  *
@@ -77,7 +77,7 @@ static double slowest(double t)
 }
 
 enum coll { BCAST, REDUCE, ALLREDUCE, ALLGATHER, ALLTOALL, REDUCE_SCATTER, BARRIER, IBCAST,
-            IREDUCE, IALLREDUCE, IALLGATHER, NCOLL };
+            IREDUCE, IALLREDUCE, IALLGATHER, IREDUCE_SCATTER, NCOLL };
 /* the words: the core's table (collx.h), "i" before a non-blocking form */
 static const struct {
     int coll, nonblocking;
@@ -86,7 +86,7 @@ static const struct {
                   {COLLX_COLL_ALLTOALL, 0},  {COLLX_COLL_REDUCE_SCATTER, 0},
                   {COLLX_COLL_BARRIER, 0},   {COLLX_COLL_BCAST, 1},
                   {COLLX_COLL_REDUCE, 1},    {COLLX_COLL_ALLREDUCE, 1},
-                  {COLLX_COLL_ALLGATHER, 1}};
+                  {COLLX_COLL_ALLGATHER, 1}, {COLLX_COLL_REDUCE_SCATTER, 1}};
 static char names[NCOLL][32];
 static void name_kinds(void)
 {
@@ -96,7 +96,10 @@ static void name_kinds(void)
 }
 
 /* elements of the send (a) and receive (b) buffers for block/message n */
-static long in_elems(enum coll c, long n) { return c == ALLTOALL || c == REDUCE_SCATTER ? n * size : n; }
+static long in_elems(enum coll c, long n)
+{
+    return c == ALLTOALL || c == REDUCE_SCATTER || c == IREDUCE_SCATTER ? n * size : n;
+}
 static long out_elems(enum coll c, long n)
 {
     return c == ALLGATHER || c == IALLGATHER || c == ALLTOALL ? n * size : n;
@@ -129,6 +132,10 @@ static void run(enum coll c, int *a, int *b, int n, int root)
         MPI_Iallgather(a, n, MPI_INT, b, n, MPI_INT, MPI_COMM_WORLD, &rq);
         MPI_Wait(&rq, MPI_STATUS_IGNORE);
         break;
+    case IREDUCE_SCATTER:
+        MPI_Ireduce_scatter_block(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &rq);
+        MPI_Wait(&rq, MPI_STATUS_IGNORE);
+        break;
     default: break;
     }
 }
@@ -150,7 +157,7 @@ static void validate(enum coll c, int *a, int *b, int n)
         case BCAST: case IBCAST: want = i * 7 + 1; break;
         case ALLGATHER: case IALLGATHER: want = i / n + (i % n) % 5; break;          /* rank q's element j */
         case ALLTOALL: want = i / n + (rank * (long)n + i % n) % 5; break;
-        case REDUCE_SCATTER:                                        /* my block of the sum */
+        case REDUCE_SCATTER: case IREDUCE_SCATTER:                  /* my block of the sum */
             want = (long)size * (size - 1) / 2 + (long)size * ((rank * (long)n + i) % 5);
             break;
         default: want = (long)size * (size - 1) / 2 + (long)size * (i % 5);
@@ -282,7 +289,8 @@ int main(int argc, char **argv)
 
     if (links) measure_links(burst);
     /* buffers: a rank's block times the ranks where a collective needs it */
-    const int wide = want[ALLGATHER] || want[IALLGATHER] || want[ALLTOALL] || want[REDUCE_SCATTER];
+    const int wide = want[ALLGATHER] || want[IALLGATHER] || want[ALLTOALL] || want[REDUCE_SCATTER] ||
+                     want[IREDUCE_SCATTER];
     const size_t bufbytes = ncolls ? (size_t)maxb * (wide ? (size_t)size : 1) : 4;
     int *a = malloc(bufbytes), *b = malloc(bufbytes);
     double *t = malloc(sizeof(double) * (size_t)reps);
@@ -348,7 +356,8 @@ usage:
                         "[--factor F] [--reps N] [--warmup N] [--time-per-rep S] "
                         "[--root rotate|N] [--raw] [--pingpong [--burst BYTES]]\n"
                         "  LIST: comma-separated bcast,reduce,allreduce,allgather,alltoall,"
-                        "reduce_scatter,barrier,ibcast,ireduce,iallreduce,iallgather\n");
+                        "reduce_scatter,barrier,ibcast,ireduce,iallreduce,iallgather,"
+                        "ireduce_scatter\n");
     MPI_Finalize();
     return 2;
 }

@@ -131,7 +131,8 @@ int collx_glue_init_query(bool enable_progress_threads, bool enable_mpi_threads)
     X(bcast) X(reduce) X(allreduce) X(ibcast) X(ireduce) X(iallreduce) X(ibarrier)        \
     X(allgather) X(iallgather)                                                             \
     X(allgatherv) X(gather) X(gatherv) X(scatter) X(scatterv) X(barrier) X(reduce_scatter) \
-    X(reduce_scatter_block) X(scan) X(exscan) X(alltoall) X(alltoallv) X(bcast_init)         \
+    X(reduce_scatter_block) X(ireduce_scatter) X(ireduce_scatter_block) X(scan) X(exscan)  \
+    X(alltoall) X(alltoallv) X(bcast_init)                                                 \
     X(reduce_init) X(allreduce_init)
 typedef struct collx_prev_t {
 #define COLLX_PREV_FIELD(api)                                                              \

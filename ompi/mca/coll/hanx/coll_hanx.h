@@ -224,6 +224,9 @@ enum stage_kind {
     ST_ALLGATHER_CHUNKS = COLLX_HSTEP_ALLGATHER,    /* split rails: the chunks, in place */
     ST_GATHERV,    /* the node's packed blocks to its leader (hanx_blocks_t) */
     ST_ALLGATHERV, /* the leaders exchange their nodes' blocks, in place */
+    ST_RING_RS,    /* the collx ring's reduce-scatter half, in place on rbuf: the
+                    * blocks' ring_n[k] elements in ring_chunks[k] (k: 1 on the
+                    * rail, 0 on the node) */
     ST_LOCAL       /* local work: the blocks' finish() */
 };
 
@@ -245,6 +248,8 @@ typedef struct hanx_blocks {
      * blocks): the leaders' allgatherv is then an allgather of ring_count
      * `type`s, which the collx ring can run (coll_hanx_up_algorithm ring) */
     size_t ring_count;
+    const size_t *ring_chunks[2]; /* ST_RING_RS: the node's (0) and the rail's (1) chunks */
+    size_t ring_n[2];
     int (*finish)(struct hanx_blocks *b);   /* the local last stage */
     void (*release)(struct hanx_blocks *b); /* frees it all */
 } hanx_blocks_t;
@@ -440,6 +445,14 @@ int mca_coll_hanx_alltoallv(const void *sbuf, const int *scounts, const int *sdi
 int mca_coll_hanx_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                  struct ompi_communicator_t *comm, mca_coll_base_module_t *module);
+int mca_coll_hanx_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  struct ompi_communicator_t *comm, ompi_request_t **request,
+                                  mca_coll_base_module_t *module);
+int mca_coll_hanx_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        struct ompi_communicator_t *comm,
+                                        ompi_request_t **request, mca_coll_base_module_t *module);
 int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
                                        struct ompi_communicator_t *comm,

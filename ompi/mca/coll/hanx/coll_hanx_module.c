@@ -146,7 +146,7 @@ static int hanx_enable(mca_coll_base_module_t *module, struct ompi_communicator_
 #define HANX_SAVE(api) COLLX_SAVE_PREV(m->prev, comm, api);
     HANX_SAVE(bcast) HANX_SAVE(reduce) HANX_SAVE(allreduce) HANX_SAVE(barrier)
     HANX_SAVE(ibcast) HANX_SAVE(ireduce) HANX_SAVE(iallreduce) HANX_SAVE(ibarrier)
-    HANX_SAVE(iallgather)
+    HANX_SAVE(iallgather) HANX_SAVE(ireduce_scatter) HANX_SAVE(ireduce_scatter_block)
     HANX_SAVE(gather) HANX_SAVE(gatherv) HANX_SAVE(allgather) HANX_SAVE(allgatherv)
     HANX_SAVE(scatter) HANX_SAVE(scatterv) HANX_SAVE(alltoall) HANX_SAVE(alltoallv)
     HANX_SAVE(reduce_scatter) HANX_SAVE(reduce_scatter_block) HANX_SAVE(scan) HANX_SAVE(exscan)
@@ -184,6 +184,8 @@ mca_coll_base_module_t *mca_coll_hanx_comm_query(struct ompi_communicator_t *com
     m->super.coll_alltoallv = mca_coll_hanx_alltoallv;
     m->super.coll_reduce_scatter = mca_coll_hanx_reduce_scatter;
     m->super.coll_reduce_scatter_block = mca_coll_hanx_reduce_scatter_block;
+    m->super.coll_ireduce_scatter = mca_coll_hanx_ireduce_scatter;
+    m->super.coll_ireduce_scatter_block = mca_coll_hanx_ireduce_scatter_block;
     m->super.coll_scan = mca_coll_hanx_scan;
     m->super.coll_exscan = mca_coll_hanx_exscan;
     return &m->super;

@@ -176,6 +176,12 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
                                     : HANX_NODE == s->level ? p->view->node
                                     : HANX_RAIL == s->level ? p->view->rail
                                                             : p->view->lvl[s->level];
+    if (ST_RING_RS == s->kind) { /* (the caller checked that the core takes the datatype) */
+        const int k = HANX_RAIL == s->level;
+        int handled;
+        return core_call(COLLX_COLL_REDUCE_SCATTER, COLLX_TREE_RING, NULL, p->blk->ring_chunks[k],
+                         c, NULL, s->rbuf, p->blk->ring_n[k], p->dtype, p->op, 0, req, &handled);
+    }
     if (s->level >= 0 && s->level < HANX_NCHAN && p->tree[s->level] >= 0 &&
         (ST_BCAST == s->kind || ST_REDUCE == s->kind || ST_ALLREDUCE == s->kind)) {
         /* (no node map on a level: topo is binomial there) */
@@ -235,6 +241,7 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
                                           req, cc->coll_iallgatherv_module)
                    : cc->coll_allgatherv(MPI_IN_PLACE, 0, p->dtype, rb, cnt, dsp, p->dtype, c,
                                          cc->coll_allgatherv_module);
+    case ST_RING_RS: /* (above) */
     case ST_LOCAL:
         break;
     case ST_BCAST:

@@ -306,6 +306,163 @@ int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     return rc;
 }
 
+/* -------------------------------------------- non-blocking reduce_scatter
+ * MPI_Ireduce_scatter(_block) where the blocking call would run split
+ * rails on the collx rings (split_reduce_scatter): the same two rings as
+ * stages of the core's schedules -- the node's on the vector in rail
+ * order, copied at the start (the send buffer is only read there), then
+ * the rail's on my rail's part, then my piece copied to rbuf.  Every other
+ * case (the levels' form, split rails on a module, a non-commutative op, a
+ * datatype the core does not take) goes to the previous module. */
+
+typedef struct rs_blocks {
+    hanx_blocks_t b;
+    char *ord_free;
+    size_t *chunks; /* the node's S, then the rail's N */
+    void *rbuf;
+    const char *piece; /* my piece, where the rail's ring leaves it */
+    size_t piece_count;
+    struct ompi_datatype_t *dtype;
+} rs_blocks_t;
+
+static int rs_finish(hanx_blocks_t *hb)
+{
+    rs_blocks_t *r = (rs_blocks_t *)hb;
+    mca_coll_hanx_copy(r->dtype, r->piece_count, r->rbuf, r->piece);
+    return OMPI_SUCCESS;
+}
+
+static void rs_release(hanx_blocks_t *hb)
+{
+    rs_blocks_t *r = (rs_blocks_t *)hb;
+    free(r->ord_free);
+    free(r->chunks);
+    free(r);
+}
+
+/* *started = 1 when it took the call (rc: the start's), else the caller
+ * hands it over. */
+static int ireduce_scatter_rings(mca_coll_hanx_module_t *m, const void *sbuf, void *rbuf,
+                                 const int *rcounts, size_t total, size_t bytes,
+                                 struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                 struct ompi_communicator_t *comm, const char *name,
+                                 ompi_request_t **request, int *started)
+{
+    *started = 0;
+    if (0 == total || total > INT_MAX || !ompi_op_is_commute(op)) return OMPI_SUCCESS;
+    hanx_choice_t ch;
+    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, name, bytes, &ch);
+    if (NULL == v) return OMPI_SUCCESS;
+    collx_dtype_t d;
+    collx_glue_dtype(&d, dtype);
+    const char *why = NULL == ch.algorithm || strcmp(ch.algorithm, "split")
+                          ? "not split rails"
+                      : COLLX_TREE_RING != ch.low_tree || COLLX_TREE_RING != ch.up_tree
+                          ? "a level not on the collx ring"
+                      : 0 == m->split_parts || NULL == v->rail ? "no rails"
+                      : mca_coll_hanx_scratch_unsafe(dtype) || !collx_dtype_supported(&d)
+                          ? "datatype"
+                          : NULL;
+    if (why) {
+        HANX_LOG(10, "coll:hanx: i%s on %s: previous module (%s)", name, comm->c_name, why);
+        return OMPI_SUCCESS;
+    }
+    const int size = ompi_comm_size(comm), S = m->split_parts, N = size / S;
+    const int l = ompi_comm_rank(v->node), j = ompi_comm_rank(v->rail);
+    rs_blocks_t *r = calloc(1, sizeof(*r));
+    int *member = malloc((size_t)size * sizeof(int)), *filled = calloc((size_t)S, sizeof(int));
+    size_t *at = piece_offsets(rcounts, size);
+    char *ord = NULL;
+    if (r) r->chunks = malloc((size_t)(S + N) * sizeof(size_t));
+    if (r && r->chunks) ord = mca_coll_hanx_temp(dtype, total, &r->ord_free);
+    if (!r || !r->chunks || !ord || !member || !filled || !at) {
+        if (r) rs_release(&r->b);
+        free(member);
+        free(filled);
+        free(at);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    for (int q = 0; q < size; ++q) {
+        const int place = m->low_rank_of[q];
+        member[place * N + filled[place]++] = q; /* (rails keep comm's order) */
+    }
+    size_t mine = 0, piece = 0;
+    for (int q = 0; q < S; ++q) {
+        r->chunks[q] = 0;
+        for (int k = 0; k < N; ++k) r->chunks[q] += (size_t)rcounts[member[q * N + k]];
+        if (q < l) mine += r->chunks[q];
+    }
+    for (int k = 0; k < N; ++k) {
+        r->chunks[S + k] = (size_t)rcounts[member[l * N + k]];
+        if (k < j) piece += r->chunks[S + k];
+    }
+    pieces_in_order(dtype, MPI_IN_PLACE == sbuf ? rbuf : sbuf, at, rcounts, member, size, ord);
+    free(member);
+    free(filled);
+    free(at);
+    r->b.finish = rs_finish;
+    r->b.release = rs_release;
+    r->b.ring_chunks[0] = r->chunks;
+    r->b.ring_n[0] = total;
+    r->b.ring_chunks[1] = r->chunks + S;
+    r->b.ring_n[1] = r->chunks[l];
+    r->rbuf = rbuf;
+    r->dtype = dtype;
+    char *part = mca_coll_hanx_elem(ord, dtype, mine);
+    r->piece = mca_coll_hanx_elem(part, dtype, piece);
+    r->piece_count = r->chunks[S + j];
+    hanx_pipeline_t p;
+    mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, total, 0);
+    p.seg_count = p.count; /* one segment */
+    p.blk = &r->b;
+    /* (the node's channel: level 0's where the node is level 0, as every
+     * other call on it) */
+    mca_coll_hanx_add_stage(&p, 0, v->node == v->lvl[0] ? 0 : HANX_NODE, ST_RING_RS, 0, NULL, ord);
+    mca_coll_hanx_add_stage(&p, 1, HANX_RAIL, ST_RING_RS, 0, NULL, part);
+    mca_coll_hanx_add_stage(&p, 2, HANX_LOCAL, ST_LOCAL, 0, NULL, NULL);
+    HANX_LOG(10, "coll:hanx: i%s on %s: split rails, the node's and the rail's on the collx ring",
+             name, comm->c_name);
+    *started = 1;
+    return mca_coll_hanx_start_nb(m, &p, NULL, request);
+}
+
+int mca_coll_hanx_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcounts,
+                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                  struct ompi_communicator_t *comm, ompi_request_t **request,
+                                  mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    size_t total = 0;
+    for (int r = 0; r < ompi_comm_size(comm); ++r) total += (size_t)rcounts[r];
+    int started;
+    const int rc = ireduce_scatter_rings(m, sbuf, rbuf, rcounts, total,
+                                         mca_coll_hanx_bytes(dtype, total), dtype, op, comm,
+                                         "reduce_scatter", request, &started);
+    return started ? rc
+                   : m->prev.ireduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, request,
+                                             m->prev.ireduce_scatter_module);
+}
+
+int mca_coll_hanx_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
+                                        struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                        struct ompi_communicator_t *comm,
+                                        ompi_request_t **request, mca_coll_base_module_t *module)
+{
+    mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
+    const int size = ompi_comm_size(comm);
+    int *counts = malloc((size_t)size * sizeof(int)), started = 0, rc = OMPI_SUCCESS;
+    if (counts) {
+        for (int r = 0; r < size; ++r) counts[r] = rcount;
+        rc = ireduce_scatter_rings(m, sbuf, rbuf, counts, (size_t)rcount * (size_t)size,
+                                   mca_coll_hanx_bytes(dtype, (size_t)rcount), dtype, op, comm,
+                                   "reduce_scatter_block", request, &started);
+        free(counts);
+    }
+    return started ? rc
+                   : m->prev.ireduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm, request,
+                                                   m->prev.ireduce_scatter_block_module);
+}
+
 /* -------------------------------------------------------- scan, exscan */
 
 /* rbuf = prefix op rbuf for every rank of a node past the first, where
