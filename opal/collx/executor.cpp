@@ -557,14 +557,17 @@ class RingAllreduce final : public Operation {
         const int r = t.rank;
         const int last = (phases & COLLX_RING_ALLGATHER) ? 2 * (P_ - 1) : P_ - 1;
         auto chunk = [&](int c) { return static_cast<std::size_t>(((c % P_) + P_) % P_); };
+        // chunk c is [at[c], at[c + 1]) of the vector
+        std::vector<std::size_t> at(static_cast<std::size_t>(P_) + 1, 0);
+        for (int c = 0; c < P_; ++c) {
+            std::size_t first, len;
+            if (chunks == nullptr) collx_hier_chunk(n, P_, c, &first, &len);
+            else len = chunks[c];
+            at[static_cast<std::size_t>(c) + 1] = at[static_cast<std::size_t>(c)] + len;
+        }
         auto add = [&](std::vector<Msg> &v, std::vector<std::size_t> &base, int k, std::size_t c) {
             base.push_back(v.size());
-            std::size_t first = 0, len;
-            if (chunks == nullptr) collx_hier_chunk(n, P_, static_cast<int>(c), &first, &len);
-            else {
-                for (std::size_t i = 0; i < c; ++i) first += chunks[i];
-                len = chunks[c];
-            }
+            const std::size_t first = at[c], len = at[c + 1] - at[c];
             for (std::size_t o = 0; o < len; o += per_seg_)
                 v.push_back({k, first + o, std::min(per_seg_, len - o)});
         };
