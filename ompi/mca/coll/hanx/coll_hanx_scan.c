@@ -72,6 +72,45 @@ static size_t *piece_offsets(const int *rcounts, int size)
     return at;
 }
 
+/* Split rails' layout for the rank at place l of its node and j of its
+ * rail: the vector (pieces of rcounts[r] elements, in rank order) put in
+ * rail order into ord; chunks[0 .. S): each rail's part (the node's
+ * chunks), chunks[S .. S + N): the pieces of rail l's ranks (the rail's);
+ * *mine: rail l's part's offset in ord, *piece: my piece's in that part. */
+static int rail_layout(const mca_coll_hanx_module_t *m, const void *data, const int *rcounts,
+                       int size, int l, int j, struct ompi_datatype_t *dtype, char *ord,
+                       size_t *chunks, size_t *mine, size_t *piece)
+{
+    const int S = m->split_parts, N = size / S;
+    int *member = malloc((size_t)size * sizeof(int)); /* rail p's ranks: member[p * N + k] */
+    int *filled = calloc((size_t)S, sizeof(int));
+    size_t *at = piece_offsets(rcounts, size);
+    int rc = OMPI_SUCCESS;
+    if (!member || !filled || !at) {
+        rc = OMPI_ERR_OUT_OF_RESOURCE;
+    } else {
+        for (int q = 0; q < size; ++q) {
+            const int place = m->low_rank_of[q];
+            member[place * N + filled[place]++] = q; /* (rails keep comm's order) */
+        }
+        *mine = *piece = 0;
+        for (int p = 0; p < S; ++p) {
+            chunks[p] = 0;
+            for (int k = 0; k < N; ++k) chunks[p] += (size_t)rcounts[member[p * N + k]];
+            if (p < l) *mine += chunks[p];
+        }
+        for (int k = 0; k < N; ++k) {
+            chunks[S + k] = (size_t)rcounts[member[l * N + k]];
+            if (k < j) *piece += chunks[S + k];
+        }
+        pieces_in_order(dtype, data, at, rcounts, member, size, ord);
+    }
+    free(member);
+    free(filled);
+    free(at);
+    return rc;
+}
+
 /* Split rails: the ranks at place l of every node (rail l) own the pieces
  * of rail l's ranks.  The vector is put in rail order (rail 0's pieces in
  * its ranks' order, then rail 1's, ...); the node's reduce_scatter leaves
@@ -91,35 +130,24 @@ static int split_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, voi
                                 size_t total, const hanx_choice_t *ch, const char *name)
 {
     const int size = ompi_comm_size(comm), S = m->split_parts, N = size / S;
-    const int l = ompi_comm_rank(m->cur->node);
+    struct ompi_communicator_t *rail = m->cur->rail;
+    const int l = ompi_comm_rank(m->cur->node), j = ompi_comm_rank(rail);
     const int commute = ompi_op_is_commute(op);
     char *ord_free = NULL, *mid_free = NULL, *ord = NULL, *mid = NULL;
-    int *member = malloc((size_t)size * sizeof(int)); /* rail l's ranks: member[l * N + j] */
-    int *filled = calloc((size_t)S, sizeof(int));
+    size_t *chunks = malloc((size_t)(S + N) * sizeof(size_t)), mine, piece;
+    /* (the modules' counts) */
     int *lcnt = malloc((size_t)S * sizeof(int)), *rcnt = malloc((size_t)N * sizeof(int));
-    size_t *chunks = malloc((size_t)(S > N ? S : N) * sizeof(size_t)); /* (the ring's) */
-    size_t *at = piece_offsets(rcounts, size);
-    size_t mine = 0; /* rail l's part of the vector in rail order */
     int rc = OMPI_SUCCESS, handled = 0;
-    if (!member || !filled || !lcnt || !rcnt || !chunks || !at ||
-        !(ord = mca_coll_hanx_temp(dtype, total, &ord_free))) {
+    if (!chunks || !lcnt || !rcnt || !(ord = mca_coll_hanx_temp(dtype, total, &ord_free))) {
         rc = OMPI_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    for (int r = 0; r < size; ++r) {
-        const int place = m->low_rank_of[r];
-        member[place * N + filled[place]++] = r; /* (rails keep comm's order) */
-    }
-    for (int p = 0; p < S; ++p) {
-        lcnt[p] = 0;
-        for (int j = 0; j < N; ++j) lcnt[p] += rcounts[member[p * N + j]];
-        if (p < l) mine += (size_t)lcnt[p];
-    }
-    pieces_in_order(dtype, data, at, rcounts, member, size, ord);
-    for (int j = 0; j < N; ++j) rcnt[j] = rcounts[member[l * N + j]];
+    rc = rail_layout(m, data, rcounts, size, l, j, dtype, ord, chunks, &mine, &piece);
+    if (OMPI_SUCCESS != rc) goto out;
+    for (int p = 0; p < S; ++p) lcnt[p] = (int)chunks[p];
+    for (int k = 0; k < N; ++k) rcnt[k] = (int)chunks[S + k];
     /* 1: rail l's part summed over the node, at mid */
     if (commute && COLLX_TREE_RING == ch->low_tree) {
-        for (int p = 0; p < S; ++p) chunks[p] = (size_t)lcnt[p];
         rc = mca_coll_hanx_ring_reduce_scatter(m->cur->node, ord, total, chunks, dtype, op,
                                                &handled);
         mid = mca_coll_hanx_elem(ord, dtype, mine);
@@ -135,20 +163,13 @@ static int split_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, voi
     /* 2: my piece summed over the nodes (a rail whose ranks get nothing
      * skips its call: tuned's reduce of a non-commutative op divides by a
      * zero count) */
-    struct ompi_communicator_t *rail = m->cur->rail;
     if (OMPI_SUCCESS != rc || 0 == lcnt[l]) goto out;
     handled = 0;
     if (commute && COLLX_TREE_RING == ch->up_tree) {
-        const int j = ompi_comm_rank(rail);
-        size_t piece = 0;
-        for (int i = 0; i < N; ++i) {
-            chunks[i] = (size_t)rcnt[i];
-            if (i < j) piece += chunks[i];
-        }
-        rc = mca_coll_hanx_ring_reduce_scatter(rail, mid, (size_t)lcnt[l], chunks, dtype, op,
+        rc = mca_coll_hanx_ring_reduce_scatter(rail, mid, (size_t)lcnt[l], chunks + S, dtype, op,
                                                &handled);
         if (OMPI_SUCCESS == rc && handled)
-            mca_coll_hanx_copy(dtype, chunks[j], rbuf, mca_coll_hanx_elem(mid, dtype, piece));
+            mca_coll_hanx_copy(dtype, chunks[S + j], rbuf, mca_coll_hanx_elem(mid, dtype, piece));
     }
     if (!handled)
         rc = rail->c_coll->coll_reduce_scatter(mid, rbuf, rcnt, dtype, op, rail,
@@ -157,12 +178,9 @@ static int split_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, voi
              comm->c_name, node_ring ? "the collx ring" : "the module",
              handled ? "the collx ring" : "the module");
 out:
-    free(member);
-    free(filled);
+    free(chunks);
     free(lcnt);
     free(rcnt);
-    free(chunks);
-    free(at);
     free(ord_free);
     free(mid_free);
     return rc;
@@ -370,36 +388,17 @@ static int ireduce_scatter_rings(mca_coll_hanx_module_t *m, const void *sbuf, vo
     const int size = ompi_comm_size(comm), S = m->split_parts, N = size / S;
     const int l = ompi_comm_rank(v->node), j = ompi_comm_rank(v->rail);
     rs_blocks_t *r = calloc(1, sizeof(*r));
-    int *member = malloc((size_t)size * sizeof(int)), *filled = calloc((size_t)S, sizeof(int));
-    size_t *at = piece_offsets(rcounts, size);
     char *ord = NULL;
+    size_t mine, piece;
     if (r) r->chunks = malloc((size_t)(S + N) * sizeof(size_t));
     if (r && r->chunks) ord = mca_coll_hanx_temp(dtype, total, &r->ord_free);
-    if (!r || !r->chunks || !ord || !member || !filled || !at) {
+    const int rc = ord ? rail_layout(m, MPI_IN_PLACE == sbuf ? rbuf : sbuf, rcounts, size, l, j,
+                                     dtype, ord, r->chunks, &mine, &piece)
+                       : OMPI_ERR_OUT_OF_RESOURCE;
+    if (OMPI_SUCCESS != rc) {
         if (r) rs_release(&r->b);
-        free(member);
-        free(filled);
-        free(at);
-        return OMPI_ERR_OUT_OF_RESOURCE;
+        return rc;
     }
-    for (int q = 0; q < size; ++q) {
-        const int place = m->low_rank_of[q];
-        member[place * N + filled[place]++] = q; /* (rails keep comm's order) */
-    }
-    size_t mine = 0, piece = 0;
-    for (int q = 0; q < S; ++q) {
-        r->chunks[q] = 0;
-        for (int k = 0; k < N; ++k) r->chunks[q] += (size_t)rcounts[member[q * N + k]];
-        if (q < l) mine += r->chunks[q];
-    }
-    for (int k = 0; k < N; ++k) {
-        r->chunks[S + k] = (size_t)rcounts[member[l * N + k]];
-        if (k < j) piece += r->chunks[S + k];
-    }
-    pieces_in_order(dtype, MPI_IN_PLACE == sbuf ? rbuf : sbuf, at, rcounts, member, size, ord);
-    free(member);
-    free(filled);
-    free(at);
     r->b.finish = rs_finish;
     r->b.release = rs_release;
     r->b.ring_chunks[0] = r->chunks;
