@@ -314,4 +314,31 @@ void collx_hier_chunk(size_t n, int parts, int i, size_t *first, size_t *count) 
     *first = j * q + std::min(j, extra);
 }
 
+int collx_hier_rail_layout(const collx_hier_t *h, int rank, const int *rcounts, int *order,
+                           size_t *chunks, size_t *mine, size_t *piece) {
+    const int S = collx_hier_split_parts(h);
+    if (S == 0 || rank < 0 || rank >= h->size || !rcounts || !order || !chunks) return COLLX_ERR_ARG;
+    const int size = h->size, N = size / S, l = collx_hier_place(h, rank);
+    // rail p's ranks at order[p * N ...], rank order kept (N each: nodes of one size)
+    std::vector<int> filled(static_cast<std::size_t>(S), 0);
+    int j = 0;
+    for (int q = 0; q < size; ++q) {
+        const int p = collx_hier_place(h, q);
+        if (p < 0 || p >= S || filled[static_cast<std::size_t>(p)] >= N) return COLLX_ERR_ARG;
+        if (q == rank) j = filled[static_cast<std::size_t>(p)];
+        order[p * N + filled[static_cast<std::size_t>(p)]++] = q;
+    }
+    *mine = *piece = 0;
+    for (int p = 0; p < S; ++p) {
+        chunks[p] = 0;
+        for (int k = 0; k < N; ++k) chunks[p] += static_cast<size_t>(rcounts[order[p * N + k]]);
+        if (p < l) *mine += chunks[p];
+    }
+    for (int k = 0; k < N; ++k) {
+        chunks[S + k] = static_cast<size_t>(rcounts[order[l * N + k]]);
+        if (k < j) *piece += chunks[S + k];
+    }
+    return COLLX_OK;
+}
+
 }  // extern "C"

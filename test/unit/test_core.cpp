@@ -800,6 +800,78 @@ START_TEST(hier_place_tables_agree) {
 }
 END_TEST
 
+// Split rails' layout of a reduce_scatter (collx_hier_rail_layout, which
+// hanx and the simulator run): the ranks in rail order are a permutation,
+// rail by rail, rank order kept inside a rail; the node's chunks are the
+// rails' parts and the rail's chunks the pieces of its ranks; and what the
+// two reduce-scatters leave a rank -- the rail's chunk at its place in the
+// node's chunk at its place -- is, in the vector in rail order, exactly
+// the rank's own piece.  On 2 and 3 levels and round-robin placements,
+// with empty and uneven pieces; nodes of different sizes are refused.
+START_TEST(hier_rail_layout_gives_each_rank_its_piece) {
+    auto two = [](std::vector<int> node) { return HierShape{2, {node}}; };
+    const std::vector<HierShape> good = {
+        two({0, 0, 1, 1}), two({0, 0, 1, 1, 2, 2, 3, 3}), two({0, 1, 2, 0, 1, 2}),
+        two({0, 1, 0, 1, 0, 1, 0, 1}), two({0, 0, 0, 1, 1, 1}),
+        {3, {{0, 0, 1, 1, 2, 2, 3, 3}, {0, 0, 0, 0, 1, 1, 1, 1}}}};
+    for (const HierShape &s : good) {
+        HierPlay hp(s);
+        const int P = hp.P, S = collx_hier_split_parts(&hp.h), N = P / S;
+        ck_assert_int_ge(S, 2);
+        for (int pattern = 0; pattern < 3; ++pattern) {
+            std::vector<int> rc(static_cast<std::size_t>(P));
+            for (int q = 0; q < P; ++q)
+                rc[q] = pattern == 0 ? 5 : pattern == 1 ? 2 * q + 1 : (q % 3 == 1 ? 0 : q + 3);
+            std::vector<std::size_t> at(static_cast<std::size_t>(P) + 1, 0);  // in rank order
+            for (int q = 0; q < P; ++q) at[q + 1] = at[q] + static_cast<std::size_t>(rc[q]);
+            for (int r = 0; r < P; ++r) {
+                std::vector<int> order(static_cast<std::size_t>(P), -1);
+                std::vector<std::size_t> chunks(static_cast<std::size_t>(S + N), 7777);
+                std::size_t mine = 99, piece = 99;
+                ck_assert_int_eq(collx_hier_rail_layout(&hp.h, r, rc.data(), order.data(),
+                                                        chunks.data(), &mine, &piece),
+                                 COLLX_OK);
+                std::vector<int> seen(static_cast<std::size_t>(P), 0);
+                std::vector<std::size_t> pos(static_cast<std::size_t>(P));  // in rail order
+                std::size_t o = 0;
+                for (int i = 0; i < P; ++i) {
+                    const int q = order[i];
+                    ck_assert(q >= 0 && q < P && !seen[q]++);
+                    ck_assert_int_eq(hp.place(q), i / N);          // rail by rail
+                    if (i % N) ck_assert_int_gt(q, order[i - 1]);  // rank order kept
+                    pos[q] = o;
+                    o += static_cast<std::size_t>(rc[q]);
+                }
+                ck_assert_uint_eq(o, at[P]);
+                std::size_t part_at = 0;
+                for (int p = 0; p < S; ++p) {
+                    std::size_t sum = 0;
+                    for (int q = 0; q < P; ++q) sum += hp.place(q) == p ? rc[q] : 0;
+                    ck_assert_uint_eq(chunks[p], sum);
+                    if (p < hp.place(r)) part_at += sum;
+                }
+                ck_assert_uint_eq(mine, part_at);
+                for (int k = 0; k < N; ++k)
+                    ck_assert_int_eq(static_cast<int>(chunks[S + k]), rc[order[hp.place(r) * N + k]]);
+                // what the rings leave me is my piece
+                ck_assert_uint_eq(mine + piece, pos[r]);
+                ck_assert_int_eq(static_cast<int>(chunks[S + hp.index_in(COLLX_HLEVEL_RAIL, r)]),
+                                 rc[r]);
+            }
+        }
+    }
+    for (const HierShape &bad : {two({0, 0, 0, 1, 1}), two({0, 0, 0, 0})}) {
+        HierPlay hp(bad);
+        std::vector<int> rc(static_cast<std::size_t>(hp.P), 1), order(static_cast<std::size_t>(hp.P));
+        std::vector<std::size_t> chunks(static_cast<std::size_t>(2 * hp.P));
+        std::size_t mine, piece;
+        ck_assert_int_eq(collx_hier_rail_layout(&hp.h, 0, rc.data(), order.data(), chunks.data(),
+                                                &mine, &piece),
+                         COLLX_ERR_ARG);
+    }
+}
+END_TEST
+
 // Split-rail allreduce plans played symbolically chunk by chunk: every
 // buffer holds, for each of the S chunks, a count of each rank's
 // contribution.  The reduce-scatter gives the node's rank at place i the
@@ -1667,6 +1739,7 @@ int main() {
     tcase_add_test(exec, hier_root_rail_plans_take_two_stages);
     tcase_add_test(exec, hier_place_tables_agree);
     tcase_add_test(exec, hier_split_plans_sum_every_chunk);
+    tcase_add_test(exec, hier_rail_layout_gives_each_rank_its_piece);
     tcase_add_test(exec, transport_failure_ends_operation_with_error);
     tcase_add_test(exec, ring_halves_scatter_and_gather_chunks);
     tcase_add_test(exec, ring_on_given_chunks);

@@ -72,41 +72,23 @@ static size_t *piece_offsets(const int *rcounts, int size)
     return at;
 }
 
-/* Split rails' layout for the rank at place l of its node and j of its
- * rail: the vector (pieces of rcounts[r] elements, in rank order) put in
- * rail order into ord; chunks[0 .. S): each rail's part (the node's
- * chunks), chunks[S .. S + N): the pieces of rail l's ranks (the rail's);
- * *mine: rail l's part's offset in ord, *piece: my piece's in that part. */
+/* Split rails' layout (the core's collx_hier_rail_layout) with the vector
+ * (pieces of rcounts[r] elements, in rank order) put in rail order into
+ * ord: chunks[0 .. S) each rail's part (the node's chunks), chunks[S ..
+ * S + N) the pieces of my rail's ranks (the rail's); *mine: my rail's
+ * part's offset in ord, *piece: my piece's in that part. */
 static int rail_layout(const mca_coll_hanx_module_t *m, const void *data, const int *rcounts,
-                       int size, int l, int j, struct ompi_datatype_t *dtype, char *ord,
+                       int size, int rank, struct ompi_datatype_t *dtype, char *ord,
                        size_t *chunks, size_t *mine, size_t *piece)
 {
-    const int S = m->split_parts, N = size / S;
-    int *member = malloc((size_t)size * sizeof(int)); /* rail p's ranks: member[p * N + k] */
-    int *filled = calloc((size_t)S, sizeof(int));
+    const collx_hier_t h = mca_coll_hanx_hier(m, size);
+    int *order = malloc((size_t)size * sizeof(int)); /* the ranks in rail order */
     size_t *at = piece_offsets(rcounts, size);
-    int rc = OMPI_SUCCESS;
-    if (!member || !filled || !at) {
-        rc = OMPI_ERR_OUT_OF_RESOURCE;
-    } else {
-        for (int q = 0; q < size; ++q) {
-            const int place = m->low_rank_of[q];
-            member[place * N + filled[place]++] = q; /* (rails keep comm's order) */
-        }
-        *mine = *piece = 0;
-        for (int p = 0; p < S; ++p) {
-            chunks[p] = 0;
-            for (int k = 0; k < N; ++k) chunks[p] += (size_t)rcounts[member[p * N + k]];
-            if (p < l) *mine += chunks[p];
-        }
-        for (int k = 0; k < N; ++k) {
-            chunks[S + k] = (size_t)rcounts[member[l * N + k]];
-            if (k < j) *piece += chunks[S + k];
-        }
-        pieces_in_order(dtype, data, at, rcounts, member, size, ord);
-    }
-    free(member);
-    free(filled);
+    int rc = order && at ? collx_glue_rc(collx_hier_rail_layout(&h, rank, rcounts, order, chunks,
+                                                                mine, piece))
+                         : OMPI_ERR_OUT_OF_RESOURCE;
+    if (OMPI_SUCCESS == rc) pieces_in_order(dtype, data, at, rcounts, order, size, ord);
+    free(order);
     free(at);
     return rc;
 }
@@ -142,7 +124,8 @@ static int split_reduce_scatter(mca_coll_hanx_module_t *m, const void *data, voi
         rc = OMPI_ERR_OUT_OF_RESOURCE;
         goto out;
     }
-    rc = rail_layout(m, data, rcounts, size, l, j, dtype, ord, chunks, &mine, &piece);
+    rc = rail_layout(m, data, rcounts, size, ompi_comm_rank(comm), dtype, ord, chunks, &mine,
+                     &piece);
     if (OMPI_SUCCESS != rc) goto out;
     for (int p = 0; p < S; ++p) lcnt[p] = (int)chunks[p];
     for (int k = 0; k < N; ++k) rcnt[k] = (int)chunks[S + k];
@@ -392,8 +375,8 @@ static int ireduce_scatter_rings(mca_coll_hanx_module_t *m, const void *sbuf, vo
     size_t mine, piece;
     if (r) r->chunks = malloc((size_t)(S + N) * sizeof(size_t));
     if (r && r->chunks) ord = mca_coll_hanx_temp(dtype, total, &r->ord_free);
-    const int rc = ord ? rail_layout(m, MPI_IN_PLACE == sbuf ? rbuf : sbuf, rcounts, size, l, j,
-                                     dtype, ord, r->chunks, &mine, &piece)
+    const int rc = ord ? rail_layout(m, MPI_IN_PLACE == sbuf ? rbuf : sbuf, rcounts, size,
+                                     ompi_comm_rank(comm), dtype, ord, r->chunks, &mine, &piece)
                        : OMPI_ERR_OUT_OF_RESOURCE;
     if (OMPI_SUCCESS != rc) {
         if (r) rs_release(&r->b);

@@ -474,6 +474,21 @@ int collx_hier_split_parts(const collx_hier_t *h);
 /* Chunk i of `parts` of n elements: *first, *count (the first n % parts
  * chunks one element longer). */
 void collx_hier_chunk(size_t n, int parts, int i, size_t *first, size_t *count);
+/* Split rails' layout of a reduce_scatter (hanx's, blocking or not, and
+ * the simulator's): rank q's piece is rcounts[q] elements of the vector,
+ * in rank order.  Rail p is the ranks at place p of every node
+ * (collx_hier_place), in rank order; the vector in rail order holds rail
+ * 0's ranks' pieces, then rail 1's, ...  For `rank`, at place l of its
+ * node and j of its rail: order[0 .. size): the ranks in rail order
+ * (whose pieces, one after the other, are the vector in rail order);
+ * chunks[0 .. S): each rail's part (the node's reduce-scatter's chunks),
+ * chunks[S .. S + size/S): the pieces of rail l's ranks (the rail's
+ * chunks); *mine: rail l's part's offset in the vector in rail order,
+ * *piece: my piece's offset in that part (elements).  S is
+ * collx_hier_split_parts(h); COLLX_ERR_ARG where it is 0 or the rank is
+ * out of range. */
+int collx_hier_rail_layout(const collx_hier_t *h, int rank, const int *rcounts, int *order,
+                           size_t *chunks, size_t *mine, size_t *piece);
 
 /* 1 when the operation has finished (all its transfers completed); then
  * *status is COLLX_OK or the first error. */
