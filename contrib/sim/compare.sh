@@ -4,7 +4,8 @@
 # with a rank on its node and one on another; the others idle, competing
 # for the cores as in the collectives; COLLX_SIM_PP_ALONE=1: on 2 ranks
 # only, 2 nodes x 1 and 1 node x 2), times collectives with collx-bench on NODES x PER ranks
-# through adaptx (binomial, pipeline) and hanx, and prints a table of
+# through adaptx (binomial, pipeline) and hanx (also reduce_scatter_block,
+# which the simulator runs for hanx only), and prints a table of
 # measured (minimum over repetitions) against predicted microseconds.
 #
 #   contrib/sim/compare.sh [NODES [PER [OUTDIR]]]     (root; from the build tree)
@@ -46,6 +47,8 @@ for coll in bcast reduce allreduce; do
   # measured, so no call follows the measured model)
   bench \$coll --mca coll_hanx_priority 100 --mca coll_hanx_model_measure 0 $hanx_levels | sed "s/^/hanx /"
 done
+# reduce_scatter_block (MPI_Reduce_scatter_block; bytes: each rank's block): hanx only
+bench reduce_scatter --mca coll_hanx_priority 100 --mca coll_hanx_model_measure 0 $hanx_levels | sed "s/^/hanx /"
 EOF
 chmod +x "$out/pp.sh" "$out/bench.sh"
 cl="$src/test/cluster/cluster.sh"
@@ -75,7 +78,7 @@ predict() {  # predict ALGO COLL BYTES: the simulator's µs, as the bench ran it
     local r=$root s=0
     [ "$2" = allreduce ] && r=0
     [ "${1%%:*}" = hanx ] && s=$sock
-    "$B/collx-sim" --coll "$2" --algo "$1" --ranks $P --per-node "$per" \
+    "$B/collx-sim" --coll "$([ "$2" = reduce_scatter ] && echo reduce_scatter_block || echo "$2")" --algo "$1" --ranks $P --per-node "$per" \
         --per-socket "$s" --root "$r" --bytes "$3" --params "$out/params.json" 2>/dev/null
 }
 while read -r algo coll bytes med min max; do
@@ -84,18 +87,19 @@ while read -r algo coll bytes med min max; do
         'BEGIN { printf "| %s | %s | %d | %.1f | %.1f | %.2f |\n", c, a, b, m, p, p / m }'
 done < "$out/bench.txt" | tee "$out/table.md"
 # median errors: |predicted/measured - 1|
-awk -F'|' '{ a = $3; gsub(/ /, "", a); e = $7 - 1; if (e < 0) e = -e;
-             print a, $4 + 0, e }' "$out/table.md" > "$out/errors.txt"
+awk -F'|' '{ a = $3; gsub(/ /, "", a); c = $2; gsub(/ /, "", c); e = $7 - 1; if (e < 0) e = -e;
+             print a, $4 + 0, e, c }' "$out/table.md" > "$out/errors.txt"
 med() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.0f%%", 100 * v[(NR + 1) / 2]; else printf "%.0f%%", 50 * (v[NR / 2] + v[NR / 2 + 1]) }'; }
 echo
 echo "median |predicted/measured - 1|: all $(awk '{ print $3 }' "$out/errors.txt" | med) ($(wc -l < "$out/errors.txt") cells), from 4 KiB $(awk '$2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
 for a in binomial pipeline hanx; do
     echo "  $a: all $(awk -v a=$a '$1 == a { print $3 }' "$out/errors.txt" | med), from 4 KiB $(awk -v a=$a '$1 == a && $2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
 done
+echo "  hanx's reduce_scatter_block: all $(awk '$4 == "reduce_scatter" { print $3 }' "$out/errors.txt" | med), from 4 KiB $(awk '$4 == "reduce_scatter" && $2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
 # the same hanx cells predicted with a collx binomial tree on every level
 # (the simulator's hanx until stop 30, before it modelled the modules)
 while read -r algo coll bytes med min max; do
-    [ "$algo" = hanx ] || continue
+    [ "$algo" = hanx ] && [ "$coll" != reduce_scatter ] || continue
     pred=$(predict hanx:binomial:binomial "$coll" "$bytes")
     awk -v c="$coll" -v b="$bytes" -v m="$min" -v p="$pred" \
         'BEGIN { e = p / m - 1; if (e < 0) e = -e; printf "%s %d %.1f %.1f %.2f %f\n", c, b, m, p, p / m, e }'

@@ -341,7 +341,7 @@ double Engine::run() {
 const char *coll_name(Coll c) { return collx_coll_name(static_cast<int>(c)); }
 
 bool parse_coll(const std::string &s, Coll *out) {
-    for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce})
+    for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce, Coll::ReduceScatterBlock})
         if (s == coll_name(c)) return *out = c, true;
     return false;
 }
@@ -923,6 +923,249 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
     return finish_result(run, e);
 }
 
+// ------------------------------------------- hanx's reduce_scatter_block
+//
+// coll/hanx's reduce_scatter_block (coll_hanx_scan.c), one stage after
+// the other on every rank (no segments: each ring segments itself).  Split
+// rails: the vector put in rail order (collx_hier_rail_layout, the layout
+// hanx runs), the node's reduce-scatter of the rails' parts, the rail's of
+// its ranks' pieces, my piece copied out.  A level runs the collx ring's
+// reduce-scatter half (the core's, in place, as hanx) where its tree is the
+// ring and the op commutes, else its module: one reduce per chunk to the
+// chunk's owner, all at once (as split rails' node steps above).  The
+// levels (hanx's form on nodes of different sizes, or below
+// COLLX_RS_SPLIT_RING_MIN_BYTES): the node's sum of the whole vector at its
+// leader (the module's reduce), the leaders' reduce_scatter of the nodes'
+// shares (tuned's ring, unsegmented), each node's share scattered by its
+// leader (tuned's linear scatterv: one message per rank, all at once).
+
+using MakeOp = std::function<std::unique_ptr<Operation>(const collx_notify_t &)>;
+
+struct SeqRank {  // a rank's stages, one after the other
+    Runner *run;
+    Engine *e;
+    int rank;
+    std::vector<MakeOp> steps;  // a step that makes nothing is local (copies)
+    std::size_t next = 0;
+    std::unique_ptr<Operation> op;
+};
+
+void seq_go(SeqRank &r);
+
+void seq_done(void *ctx, int status) {
+    auto &r = *static_cast<SeqRank *>(ctx);
+    if (status != COLLX_OK) ++r.run->failed;
+    Engine &e = *r.e;
+    e.at(std::max(e.now(), e.cpu_free(r.rank)), [&r]() {
+        r.op.reset();  // finished; not inside it here
+        seq_go(r);
+    });
+}
+
+void seq_go(SeqRank &r) {
+    Engine &e = *r.e;
+    while (r.next < r.steps.size()) {
+        const collx_notify_t nt{&seq_done, &r};
+        r.op = r.steps[r.next++](nt);
+        if (r.op) {
+            r.op->start();
+            return;  // seq_done goes on
+        }
+        if (e.cpu_free(r.rank) > e.now()) {  // the next step once the copies are done
+            e.at(e.cpu_free(r.rank), [&r]() { seq_go(r); });
+            return;
+        }
+    }
+    r.run->finish[static_cast<std::size_t>(r.rank)] = std::max(e.now(), e.cpu_free(r.rank));
+}
+
+// low, up: the node's and the rail's (or leaders') tree; kModuleTree: the module
+Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t count,
+                          bool split, const Buffers *bufs) {
+    const Topology &topo = e.topology();
+    const int P = topo.P;
+    Levels lv(topo);
+    lv.make_rails();
+    const int S = lv.h.parts;
+    if (split && S == 0) split = false;  // (hanx: nodes of different sizes take the levels)
+    const collx_dtype_t dt = bufs ? bufs->dt : nodata_dtype();
+    void *op = bufs ? static_cast<void *>(bufs->op) : nullptr;
+    const bool commute = bufs ? bufs->commutative : true;
+    const std::ptrdiff_t ext = dt.extent;
+    const std::size_t total = count * static_cast<std::size_t>(P);
+    const auto elem = [ext](char *b, std::size_t i) {
+        return b + static_cast<std::ptrdiff_t>(i) * ext;
+    };
+    // the collx ring's reduce-scatter half on `tr`, in place on buf, as
+    // hanx's glue starts it (the core's segment size for it)
+    const auto ring = [&p, &dt, op](const collx_transport_t *tr, char *buf, std::size_t n,
+                                    const std::size_t *chunks, int tag) -> MakeOp {
+        const collx_tuning_t tun = tuning_for(
+            p, COLLX_TREE_RING, 4,
+            collx_tree_segment_bytes(COLLX_COLL_REDUCE_SCATTER, COLLX_TREE_RING,
+                                     n * dt.size, tr->size, 4, COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
+                                     COLLX_LP_BETA_PS_DEFAULT * 1e-12),
+            nullptr);
+        return [=](const collx_notify_t &nt) {
+            return make_ring(*tr, COLLX_RING_REDUCE_SCATTER, nullptr, buf, n, dt, op, tag, tun,
+                             &nt, chunks);
+        };
+    };
+    // the module's reduce_scatter: chunk c (chunks[c] elements at its
+    // offset in `from`) reduced to the group's rank c, into `into` there
+    const auto module_rs = [&p, &dt, op, commute, elem](const collx_transport_t *tr, char *from,
+                                                        char *into, const std::size_t *chunks,
+                                                        int me, int tag) -> MakeOp {
+        return [=](const collx_notify_t &nt) {
+            return make_group(tr->size, [=](int c, const collx_notify_t &knt) {
+                std::size_t at = 0;
+                for (int k = 0; k < c; ++k) at += chunks[k];
+                const std::size_t n = chunks[c];
+                const collx_tuning_t tun = tuning_for(
+                    p, module_tree(COLLX_HSTEP_REDUCE, tr->size, n * dt.size, commute), 4,
+                    std::max<std::size_t>(n * dt.size, 1), nullptr);
+                return make_reduce(*tr, from ? elem(from, at) : dummy_send,
+                                   c == me && into ? into : dummy_recv, n, dt, op, commute, c,
+                                   false, tag + c, tun, &knt);
+            }, &nt);
+        };
+    };
+    Runner run(e);
+    std::vector<std::unique_ptr<SeqRank>> ranks;
+    std::deque<std::vector<char>> mem;       // scratch vectors (data mode)
+    std::deque<std::vector<std::size_t>> counts;
+    std::deque<std::vector<int>> pairs;      // the scatterv's messages' groups
+    const auto scratch = [&](std::size_t n) -> char * {
+        if (!bufs) return dummy_recv;
+        mem.emplace_back(std::max<std::size_t>(n * static_cast<std::size_t>(ext), 1));
+        return mem.back().data();
+    };
+    for (int r = 0; r < P; ++r) {
+        const auto ri = static_cast<std::size_t>(r);
+        auto sr = std::make_unique<SeqRank>();
+        sr->run = &run;
+        sr->e = &e;
+        sr->rank = r;
+        ranks.push_back(std::move(sr));
+        if (count == 0) continue;  // (hanx returns at once)
+        SeqRank *const me = ranks.back().get();
+        char *send = bufs ? static_cast<char *>(bufs->send[ri]) : dummy_send;
+        char *recv = bufs ? static_cast<char *>(bufs->recv[ri]) : dummy_recv;
+        const collx_transport_t *self = e.transport(r);
+        const collx_transport_t *node = e.transport(r, &lv.node(r));
+        const int l = lv.place(r);
+        if (split) {
+            const int N = P / S;
+            std::vector<int> order(static_cast<std::size_t>(P));
+            const std::vector<int> rc(static_cast<std::size_t>(P), static_cast<int>(count));
+            counts.emplace_back(static_cast<std::size_t>(S + N));
+            std::size_t *chunks = counts.back().data(), mine = 0, piece = 0;
+            if (collx_hier_rail_layout(&lv.h, r, rc.data(), order.data(), chunks, &mine, &piece) !=
+                COLLX_OK)
+                throw std::invalid_argument("simulator: no split rails' layout");
+            char *ord = scratch(total);
+            me->steps.push_back([=](const collx_notify_t &) {  // the vector in rail order
+                for (int i = 0; i < P; ++i)
+                    self->copy(self->ctx, elem(ord, static_cast<std::size_t>(i) * count),
+                               elem(send, static_cast<std::size_t>(order[i]) * count), count, &dt);
+                return std::unique_ptr<Operation>();
+            });
+            const bool node_ring = a.low == COLLX_TREE_RING && commute;
+            char *mid = node_ring ? elem(ord, mine) : scratch(chunks[l]);
+            me->steps.push_back(node_ring ? ring(node, ord, total, chunks, 2)
+                                          : module_rs(node, ord, mid, chunks, l, 2));
+            const collx_transport_t *rail = e.transport(r, &lv.rail(r));
+            int j = 0;  // my rank in the rail
+            for (int q = 0; q < r; ++q) j += lv.place(q) == l;
+            if (a.up == COLLX_TREE_RING && commute) {
+                me->steps.push_back(ring(rail, mid, chunks[l], chunks + S, 3));
+                me->steps.push_back([=](const collx_notify_t &) {  // my piece out
+                    self->copy(self->ctx, recv, elem(mid, piece), count, &dt);
+                    return std::unique_ptr<Operation>();
+                });
+            } else {
+                me->steps.push_back(module_rs(rail, mid, recv, chunks + S, j, 3));
+            }
+        } else {
+            // the levels: the node's sum at its leader (place 0), the
+            // leaders' reduce_scatter by node, the node's scatterv
+            const std::vector<int> &nd = lv.node(r);
+            const int nsize = static_cast<int>(nd.size()), nnodes = topo.nodes();
+            char *acc = l == 0 ? scratch(total) : nullptr;
+            if (nsize > 1) {
+                const collx_tuning_t tun = tuning_for(
+                    p, module_tree(COLLX_HSTEP_REDUCE, nsize, total * dt.size, commute), 4,
+                    std::max<std::size_t>(total * dt.size, 1), nullptr);
+                me->steps.push_back([=](const collx_notify_t &nt) {
+                    return make_reduce(*node, send, acc ? acc : dummy_recv, total, dt, op, commute,
+                                       0, false, 2, tun, &nt);
+                });
+            } else {
+                me->steps.push_back([=](const collx_notify_t &) {
+                    self->copy(self->ctx, acc, send, total, &dt);
+                    return std::unique_ptr<Operation>();
+                });
+            }
+            char *share = acc;  // (the leader's: its node's share, after the leaders' step)
+            if (l == 0) {
+                counts.emplace_back(static_cast<std::size_t>(nnodes));
+                std::size_t *ncnt = counts.back().data(), share_at = 0;
+                for (int n = 0; n < nnodes; ++n) {
+                    ncnt[n] = static_cast<std::size_t>(
+                                  std::min(topo.per_node, P - n * topo.per_node)) * count;
+                    if (n < topo.node(r)) share_at += ncnt[n];
+                }
+                const collx_transport_t *leaders = e.transport(r, &lv.rail(r));
+                const collx_tuning_t tun = tuning_for(p, COLLX_TREE_RING, 4,
+                                                      std::max<std::size_t>(total * dt.size, 1),
+                                                      nullptr);
+                share = elem(acc, share_at);
+                if (nnodes > 1 && commute) {  // tuned's ring, in place
+                    me->steps.push_back([=](const collx_notify_t &nt) {
+                        return make_ring(*leaders, COLLX_RING_REDUCE_SCATTER, nullptr, acc, total,
+                                         dt, op, 3, tun, &nt, ncnt);
+                    });
+                } else if (nnodes > 1) {  // (tuned: a reduce and a scatterv, in rank order)
+                    share = scratch(ncnt[topo.node(r)]);
+                    me->steps.push_back(module_rs(leaders, acc, share, ncnt, topo.node(r), 3));
+                }
+            }
+            // the scatterv: the leader's share, piece i to its node's rank i
+            const collx_tuning_t one = tuning_for(p, COLLX_TREE_BINOMIAL, 4,
+                                                  std::max<std::size_t>(count * dt.size, 1),
+                                                  nullptr);
+            if (l == 0) {
+                std::vector<const collx_transport_t *> to;
+                for (int i = 1; i < nsize; ++i) {
+                    pairs.push_back({r, nd[static_cast<std::size_t>(i)]});
+                    to.push_back(e.transport(r, &pairs.back()));
+                }
+                me->steps.push_back([=](const collx_notify_t &nt) {
+                    self->copy(self->ctx, recv, share, count, &dt);  // my own piece
+                    if (nsize == 1) return std::unique_ptr<Operation>();
+                    return make_group(nsize - 1, [=](int i, const collx_notify_t &knt) {
+                        return make_bcast(*to[static_cast<std::size_t>(i)],
+                                          elem(share, static_cast<std::size_t>(i + 1) * count),
+                                          count, dt, 0, 4, one, &knt);
+                    }, &nt);
+                });
+            } else {
+                pairs.push_back({nd[0], r});
+                const collx_transport_t *from = e.transport(r, &pairs.back());
+                me->steps.push_back([=](const collx_notify_t &nt) {
+                    return make_bcast(*from, recv, count, dt, 0, 4, one, &nt);
+                });
+            }
+        }
+    }
+    for (auto &sr : ranks) {
+        SeqRank *rp = sr.get();
+        e.at(0, [rp]() { seq_go(*rp); });
+    }
+    e.run();
+    return finish_result(run, e);
+}
+
 }  // namespace
 
 Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_t count,
@@ -935,6 +1178,24 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
         throw std::invalid_argument("simulator: one buffer per rank needed");
     const std::size_t bytes = bufs ? count * bufs->dt.size : count;
     Engine e(p, t, bufs != nullptr);
+    if (c == Coll::ReduceScatterBlock) {
+        // hanx only (coll/hanx's reduce_scatter_block); count: each rank's
+        // block.  The one flag takes split rails with the collx ring on both
+        // levels from COLLX_RS_SPLIT_RING_MIN_BYTES of vector on nodes of
+        // one size (collx_reduce_scatter_builtin), else the levels; a
+        // "split" rule (hanx-split) at every size.  On split rails a level
+        // left alone (kModuleTree) runs the ring, as in hanx; one named
+        // (hanx:LOW:UP, coll_hanx_low/up_algorithm) the ring where it says
+        // so, else its module.
+        if (!a.hanx) throw std::invalid_argument("simulator: reduce_scatter_block runs on hanx only");
+        const int parts = Levels(t).h.parts;
+        const bool split = a.split || collx_reduce_scatter_builtin(
+                                          bytes * static_cast<std::size_t>(t.P), t.nodes(), parts) != 0;
+        Algo rings = a;
+        if (rings.low == kModuleTree) rings.low = COLLX_TREE_RING;
+        if (rings.up == kModuleTree) rings.up = COLLX_TREE_RING;
+        return run_reduce_scatter(e, p, rings, count, split, bufs);
+    }
     // hanx with both levels left to the module is the one flag's built-in
     // choice (no tuning file, the machine not measured), which takes a
     // large commutative allreduce where the core says so

@@ -1,7 +1,8 @@
 // Discrete-event simulator of collx_transport_t (LogGP style), running the
 // real schedules of the core (make_bcast / make_reduce) for up to 64k
-// virtual ranks, and hanx's staged pipeline (the core's stages) over sub-groups.  The model and
-// its parameters: docs/simulator.md.
+// virtual ranks, hanx's staged pipeline (the core's stages) over sub-groups,
+// and hanx's reduce_scatter_block (split rails on the core's layout and
+// rings, or its levels).  The model and its parameters: docs/simulator.md.
 //
 // Virtual time is in nanoseconds (double).  Events are ordered by (time,
 // sequence number): the same inputs give the same times.  Each rank has a
@@ -155,7 +156,14 @@ class Engine {
 // ------------------------------------------------------------ collectives
 
 // The collectives the simulator runs: entries of the core's table (collx.h).
-enum class Coll { Bcast = COLLX_COLL_BCAST, Reduce = COLLX_COLL_REDUCE, Allreduce = COLLX_COLL_ALLREDUCE };
+// reduce_scatter_block: hanx's (its split rails and its levels) only; count
+// is each rank's block, send buffers hold P blocks, receive buffers one.
+enum class Coll {
+    Bcast = COLLX_COLL_BCAST,
+    Reduce = COLLX_COLL_REDUCE,
+    Allreduce = COLLX_COLL_ALLREDUCE,
+    ReduceScatterBlock = COLLX_COLL_REDUCE_SCATTER_BLOCK
+};
 const char *coll_name(Coll c);
 bool parse_coll(const std::string &s, Coll *out);
 

@@ -250,18 +250,21 @@ void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::siz
     ReduceFn op{commutative ? &add : &compose};
     b.op = &op;
     b.commutative = commutative;
+    // reduce_scatter_block: P blocks in, one out (rank r's: the vector's block r)
+    const bool rs = c == Coll::ReduceScatterBlock;
+    const std::size_t n_in = rs ? count * static_cast<std::size_t>(P) : count;
     std::vector<std::vector<Affine>> in(P), out(P);
     for (int r = 0; r < P; ++r) {
-        in[r].resize(count);
-        out[r].assign(count, Affine{0, 0});
-        for (std::size_t i = 0; i < count; ++i) in[r][i] = value(r, i);
+        in[r].resize(n_in);
+        out[r].assign(count + 1, Affine{0, 0});  // (+1: nothing written past it)
+        for (std::size_t i = 0; i < n_in; ++i) in[r][i] = value(r, i);
         if (c == Coll::Bcast && r == root) out[r] = in[r];
         b.send.push_back(in[r].data());
         b.recv.push_back(out[r].data());
     }
     run(params, Topology{P, M, per_socket}, c, a, count, seg, root, &b);
-    std::vector<Affine> want(count);
-    for (std::size_t i = 0; i < count; ++i) {
+    std::vector<Affine> want(n_in);
+    for (std::size_t i = 0; i < n_in; ++i) {
         if (c == Coll::Bcast) {
             want[i] = value(root, i);
             continue;
@@ -275,8 +278,10 @@ void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::siz
     }
     for (int r = 0; r < P; ++r) {
         if (c == Coll::Reduce && r != root) continue;
+        ck_assert_msg(out[r][count].a == 0 && out[r][count].b == 0, "rank %d: written past", r);
+        const std::size_t at = rs ? static_cast<std::size_t>(r) * count : 0;  // (my block)
         for (std::size_t i = 0; i < count; ++i)
-            ck_assert_msg(out[r][i].a == want[i].a && out[r][i].b == want[i].b,
+            ck_assert_msg(out[r][i].a == want[at + i].a && out[r][i].b == want[at + i].b,
                           "%s %s P=%d M=%d S=%d count=%zu seg=%zu root=%d commutative=%d: "
                           "rank %d element %zu wrong",
                           coll_name(c), algo_name(a).c_str(), P, M, per_socket, count, seg, root,
@@ -414,6 +419,48 @@ START_TEST(data_mode_hanx_split_rails) {
                         run(p, Topology{7, 4, 0}, Coll::Allreduce, levels, 1 << 20, 0).time_ns);
     ck_assert_double_eq(run(p, Topology{8, 4, 0}, Coll::Bcast, split, 1 << 20, 0).time_ns,
                         run(p, Topology{8, 4, 0}, Coll::Bcast, levels, 1 << 20, 0).time_ns);
+}
+END_TEST
+
+// hanx's reduce_scatter_block (run_reduce_scatter): split rails on the
+// core's layout (collx_hier_rail_layout, which hanx runs) with the collx
+// ring or the modules on each level, and the levels (nodes of different
+// sizes, small vectors); right for commutative and non-commutative ops
+// (rank order: the modules fold in node, then rail order), on 2 and 3
+// levels, whatever the counts.  The one flag takes split rails from
+// COLLX_RS_SPLIT_RING_MIN_BYTES of vector on nodes of one size, as hanx.
+START_TEST(data_mode_hanx_reduce_scatter_block) {
+    for (const char *name : {"hanx", "hanx-split", "hanx-split:binomial:binomial",
+                             "hanx-split:ring:binomial", "hanx:binomial:ring"}) {
+        Algo a;
+        ck_assert(parse_algo(name, &a));
+        for (int P : {2, 4, 6, 8, 5, 9})
+            for (int M : {1, 2, 3})
+                for (int S : {0, 2})
+                    for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(7),
+                                              std::size_t(300)})
+                        for (bool comm : {true, false})
+                            check_data(Coll::ReduceScatterBlock, a, P, M, count, 0, 0, comm,
+                                       Params::defaults(), S < M ? S : 0);
+    }
+    Algo hanx, split, flat_tree = flat(COLLX_TREE_RING);
+    ck_assert(parse_algo("hanx", &hanx) && parse_algo("hanx-split", &split));
+    const Params p = Params::defaults();
+    const auto t = [&](const Algo &a, int P, int M, std::size_t block) {
+        return run(p, Topology{P, M, 0}, Coll::ReduceScatterBlock, a, block, 0).time_ns;
+    };
+    // 4 x 2: split rails from 8 KiB blocks (64 KiB of vector), the levels below
+    ck_assert_double_eq(t(hanx, 8, 2, 8192), t(split, 8, 2, 8192));
+    ck_assert(t(hanx, 8, 2, 4096) != t(split, 8, 2, 4096));
+    // nodes of different sizes: the levels, whatever is asked
+    ck_assert_double_eq(t(hanx, 7, 2, 65536), t(split, 7, 2, 65536));
+    bool threw = false;  // (no flat reduce_scatter_block)
+    try {
+        t(flat_tree, 4, 2, 64);
+    } catch (const std::invalid_argument &) {
+        threw = true;
+    }
+    ck_assert(threw);
 }
 END_TEST
 
@@ -651,6 +698,7 @@ int main(void) {
     tcase_add_test(tc, data_mode_hanx_any_root_and_three_levels);
     tcase_add_test(tc, hanx_schedule_runs_pipelined_calls_only);
     tcase_add_test(tc, data_mode_hanx_split_rails);
+    tcase_add_test(tc, data_mode_hanx_reduce_scatter_block);
     tcase_add_test(tc, data_mode_with_rendezvous);
     tcase_add_test(tc, hanx_composes_its_stages);
     tcase_add_test(tc, hanx_levels_model_the_modules);

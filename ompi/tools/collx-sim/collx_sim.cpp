@@ -24,7 +24,8 @@ using namespace collx::sim;
 namespace {
 
 const char *usage_text =
-    "usage: collx-sim --coll bcast|reduce|allreduce --algo ALGO --ranks P --per-node M\n"
+    "usage: collx-sim --coll bcast|reduce|allreduce|reduce_scatter_block --algo ALGO\n"
+    "                 --ranks P --per-node M\n"
     "                 --bytes B [--seg BYTES] [--inner-seg BYTES] [--fanout K] [--per-socket S]\n"
     "                 [--root R]\n"
     "                 [--params FILE.json] [--ranks-out]\n"
@@ -42,6 +43,10 @@ const char *usage_text =
     "      e.g. hanx:binomial:pipeline)\n"
     "      hanx-sched, hanx-sched:LOW:UP (hanx on its schedules, not lock-step)\n"
     "      hanx-split[-sched][:LOW:UP] (allreduce as split rails; UP on the rails)\n"
+    "reduce_scatter_block (--bytes: each rank's block) runs on hanx only: hanx[:LOW:UP]\n"
+    "      (split rails from 64 KiB of vector on nodes of one size, else the levels),\n"
+    "      hanx-split[:LOW:UP] (split rails at every size); on split rails a level\n"
+    "      \"module\" (left alone) or ring runs the collx ring, another its module\n"
     "--seg: segment bytes (hanx: of its pipeline; default: as the components choose);\n"
     "--inner-seg: hanx's sub-collectives' segments; --fanout: knomial radix / chains (4).\n"
     "--per-socket S (< M): hanx gets a socket level (3 levels); --root: bcast/reduce (0).\n"
@@ -181,7 +186,7 @@ int main(int argc, char **argv) {
         colls = {Coll::Bcast, Coll::Reduce, Coll::Allreduce};
     } else {
         Coll c;
-        if (!parse_coll(coll, &c)) die("--coll: bcast, reduce or allreduce, not " + coll);
+        if (!parse_coll(coll, &c)) die("--coll: bcast, reduce, allreduce or reduce_scatter_block, not " + coll);
         colls = {c};
     }
 
