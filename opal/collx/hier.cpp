@@ -186,6 +186,24 @@ struct Builder {
             lead ? COLLX_HBUF_RECV : COLLX_HBUF_NONE);
     }
 
+    // The node's blocks into its leader's share of the receive buffer, the
+    // leaders' allgather of the shares in place, the node's bcast of the
+    // whole (the runner sizes the blocks: node order).
+    void allgather() {
+        const int nl = node_level();
+        add(0, nl, COLLX_HSTEP_GATHERV, 0, COLLX_HBUF_SEND, COLLX_HBUF_NODE);
+        if (member(L() - 1))
+            add(1, L() - 1, COLLX_HSTEP_ALLGATHERV, 0, COLLX_HBUF_IN_PLACE, COLLX_HBUF_RECV);
+        int node_size = 0;  // (the node as one communicator: counted on 3 levels)
+        if (nl == 0) {
+            node_size = size(0);
+        } else {
+            const int *node_leader = h.leader[L() - 2];
+            for (int q = 0; q < h.size; ++q) node_size += node_leader[q] == node_leader[rank];
+        }
+        if (node_size > 1) add(2, nl, COLLX_HSTEP_BCAST, 0, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
+    }
+
     // Fan in level by level (a leader leaves its group's barrier only once
     // all of the group entered), the top barrier, then fan out: the
     // leaders enter their groups' second barrier only after the top one.
@@ -287,6 +305,7 @@ int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const i
             }
             break;
         case COLLX_COLL_BARRIER: b.barrier(); break;
+        case COLLX_COLL_ALLGATHER: b.allgather(); break;
         default: return COLLX_ERR_ARG;
     }
     return COLLX_OK;

@@ -503,7 +503,9 @@ END_TEST
 // Checks that the members of every communicator agree (every member has
 // the stage, with the same kind and root), that a reduction's non-roots
 // get no receive buffer, and that the result is exactly one contribution of
-// every rank (bcast: the root's data) wherever it must be.
+// every rank (bcast: the root's data) wherever it must be -- for allgather
+// every rank's block, once, in every rank's receive buffer (its node's
+// share, COLLX_HBUF_NODE, played as the receive buffer it is part of).
 
 struct HierShape {
     int L;
@@ -566,7 +568,7 @@ struct HierPlay {
             collx_hier_stage_t st;
         };
         std::vector<Item> items;
-        std::vector<std::vector<Counts>> buf(P, std::vector<Counts>(5, Counts(P, 0)));
+        std::vector<std::vector<Counts>> buf(P, std::vector<Counts>(6, Counts(P, 0)));
         for (int r = 0; r < P; ++r) {
             collx_hier_plan_t plan;
             ck_assert_int_eq(collx_hier_plan(&h, coll, r, root, nullptr, flags, &plan), COLLX_OK);
@@ -582,6 +584,9 @@ struct HierPlay {
             for (int i = 0; i < plan.nstages; ++i) {
                 ck_assert(plan.need_acc || (plan.st[i].sbuf != COLLX_HBUF_ACC &&
                                             plan.st[i].rbuf != COLLX_HBUF_ACC));
+                // allgather's alone: my node's share, a part of my receive buffer
+                ck_assert(plan.st[i].rbuf != COLLX_HBUF_NODE || coll == COLLX_COLL_ALLGATHER);
+                if (plan.st[i].rbuf == COLLX_HBUF_NODE) plan.st[i].rbuf = COLLX_HBUF_RECV;
                 for (int j = 0; j < i; ++j) ck_assert_int_ne(plan.st[i].number, plan.st[j].number);
                 items.push_back({r, plan.st[i]});
             }
@@ -615,7 +620,10 @@ struct HierPlay {
             }
             const int k = s.level;
             ck_assert_int_eq(static_cast<int>(g.size()), group_size(k, items[i].rank));
-            ck_assert_int_ge(static_cast<int>(g.size()), 2);
+            // (an allgather's gather and exchange also on one rank: they
+            // put its block in its place)
+            if (s.kind != COLLX_HSTEP_GATHERV && s.kind != COLLX_HSTEP_ALLGATHERV)
+                ck_assert_int_ge(static_cast<int>(g.size()), 2);
             const Item *groot = nullptr;
             for (const Item *m : g) {
                 ck_assert_int_eq(m->st.kind, s.kind);
@@ -650,6 +658,24 @@ struct HierPlay {
                     break;
                 }
                 case COLLX_HSTEP_BARRIER: break;
+                case COLLX_HSTEP_GATHERV: {  // every member's block into the root's buffer
+                    Counts got = buf[groot->rank][groot->st.rbuf];
+                    for (const Item *m : g) {
+                        ck_assert_int_eq(m->st.sbuf, COLLX_HBUF_SEND);
+                        for (int q = 0; q < P; ++q) got[q] += buf[m->rank][m->st.sbuf][q];
+                    }
+                    buf[groot->rank][groot->st.rbuf] = got;
+                    break;
+                }
+                case COLLX_HSTEP_ALLGATHERV: {  // every member's share to all, in place
+                    Counts all(P, 0);
+                    for (const Item *m : g) {
+                        ck_assert_int_eq(m->st.sbuf, COLLX_HBUF_IN_PLACE);
+                        for (int q = 0; q < P; ++q) all[q] += buf[m->rank][m->st.rbuf][q];
+                    }
+                    for (const Item *m : g) buf[m->rank][m->st.rbuf] = all;
+                    break;
+                }
                 default: ck_abort_msg("unexpected stage kind %d", s.kind);
             }
         }
@@ -691,6 +717,9 @@ START_TEST(hier_plans_run_every_shape_and_root) {
                 for (int q = 0; q < P; ++q) ck_assert_int_eq(all[r][q], 1);
         }
         hp.play(COLLX_COLL_BARRIER, 0, 0);
+        const auto gathered = hp.play(COLLX_COLL_ALLGATHER, 0, 0);  // every block once everywhere
+        for (int r = 0; r < P; ++r)
+            for (int q = 0; q < P; ++q) ck_assert_int_eq(gathered[r][q], 1);
     }
     // refused: another collective, a root or rank out of range, no tables
     HierPlay hp(shapes[0]);

@@ -222,8 +222,9 @@ enum stage_kind {
     ST_RECV = COLLX_HSTEP_RECV,
     ST_REDUCE_SCATTER = COLLX_HSTEP_REDUCE_SCATTER, /* split rails: my chunk of the sum */
     ST_ALLGATHER_CHUNKS = COLLX_HSTEP_ALLGATHER,    /* split rails: the chunks, in place */
-    ST_GATHERV,    /* the node's packed blocks to its leader (hanx_blocks_t) */
-    ST_ALLGATHERV, /* the leaders exchange their nodes' blocks, in place */
+    /* the core's stages of allgather (collx_hier_plan), on blocks (hanx_blocks_t) */
+    ST_GATHERV = COLLX_HSTEP_GATHERV,       /* the node's blocks to its leader */
+    ST_ALLGATHERV = COLLX_HSTEP_ALLGATHERV, /* the leaders exchange their nodes' blocks, in place */
     ST_RING_RS,    /* the collx ring's reduce-scatter half, in place on rbuf: the
                     * blocks' ring_n[k] elements in ring_chunks[k] (k: 1 on the
                     * rail, 0 on the node) */
@@ -290,6 +291,9 @@ void mca_coll_hanx_pipeline_init(hanx_pipeline_t *p, hanx_view_t *v,
                                  struct ompi_op_t *op, size_t count, int tag);
 void mca_coll_hanx_add_stage(hanx_pipeline_t *p, int number, int level, enum stage_kind kind,
                              int root, const void *sbuf, void *rbuf);
+/* The core's plan's stages added to p, its symbolic buffers mapped by
+ * bufs[COLLX_HBUF_*], its levels to hanx's (rail, node, level k). */
+void mca_coll_hanx_add_plan(hanx_pipeline_t *p, const collx_hier_plan_t *plan, void *const *bufs);
 int mca_coll_hanx_run_pipeline(const hanx_pipeline_t *p);
 /* Start p as a non-blocking collective: takes to_free and p->blk (also on
  * failure). */

@@ -295,23 +295,29 @@ static void blocks_free(hanx_blocks_t *b)
 }
 
 /* An allgather's stages on p (initialised with the whole buffer `all` as
- * its one segment), whatever the blocks' form: 1, my node's blocks to its
- * leader, into the node's share at node_at; 2, the leaders exchange their
- * nodes' shares of b->all in place; 3, each leader broadcasts all of it
- * over its node; 4 (unpack), the blocks' finish().  The node communicator
- * is level 0's with 2 levels, a channel of its own with 3. */
-static void allgather_stages(const mca_coll_hanx_module_t *m, const hanx_view_t *v,
-                             hanx_pipeline_t *p, hanx_blocks_t *b, char *node_at, int unpack)
+ * its one segment), whatever the blocks' form: the core's (collx_hier_plan:
+ * my node's blocks to its leader, into the node's share at node_at; the
+ * leaders exchange their nodes' shares of b->all in place; each leader
+ * broadcasts all of it over its node), then, with unpack, the blocks'
+ * finish() (a local stage). */
+static int allgather_stages(const mca_coll_hanx_module_t *m, const hanx_view_t *v,
+                            hanx_pipeline_t *p, hanx_blocks_t *b, char *node_at, int unpack)
 {
-    const int node_level = v->node == v->lvl[0] ? 0 : HANX_NODE;
+    const collx_hier_t h = mca_coll_hanx_hier(m, ompi_comm_size(p->comm));
+    int size[HANX_MAX_LEVELS] = {0};
+    for (int k = 0; k < m->nlevels; ++k) size[k] = v->lvl[k] ? ompi_comm_size(v->lvl[k]) : 0;
+    collx_hier_plan_t plan;
+    if (COLLX_OK != collx_hier_plan(&h, COLLX_COLL_ALLGATHER, ompi_comm_rank(p->comm), 0, size, 0,
+                                    &plan))
+        return OMPI_ERR_BAD_PARAM;
     p->seg_count = p->count; /* one segment */
     p->blk = b;
-    mca_coll_hanx_add_stage(p, 0, node_level, ST_GATHERV, 0, b->mine, node_at);
-    if (NULL != v->lvl[m->nlevels - 1])
-        mca_coll_hanx_add_stage(p, 1, m->nlevels - 1, ST_ALLGATHERV, 0, MPI_IN_PLACE, b->all);
-    if (ompi_comm_size(v->node) > 1)
-        mca_coll_hanx_add_stage(p, 2, node_level, ST_BCAST, 0, NULL, b->all);
+    void *const bufs[] = {[COLLX_HBUF_NONE] = NULL, [COLLX_HBUF_IN_PLACE] = MPI_IN_PLACE,
+                          [COLLX_HBUF_SEND] = (void *)b->mine, [COLLX_HBUF_RECV] = b->all,
+                          [COLLX_HBUF_ACC] = NULL, [COLLX_HBUF_NODE] = node_at};
+    mca_coll_hanx_add_plan(p, &plan, bufs);
     if (unpack) mca_coll_hanx_add_stage(p, 3, HANX_LOCAL, ST_LOCAL, 0, NULL, NULL);
+    return OMPI_SUCCESS;
 }
 
 /* allgather's blocks and what finishing it takes: unpacking `all` into
@@ -397,8 +403,9 @@ static int build_allgather(mca_coll_hanx_module_t *m, hanx_view_t *v, hanx_pipel
         return rc;
     }
     mca_coll_hanx_pipeline_init(p, v, comm, MPI_BYTE, NULL, (size_t)total, 0);
-    allgather_stages(m, v, p, &a->b, a->b.all + a->b.ndsp[m->my_node], 1);
-    return OMPI_SUCCESS;
+    rc = allgather_stages(m, v, p, &a->b, a->b.all + a->b.ndsp[m->my_node], 1);
+    if (OMPI_SUCCESS != rc) ag_release(&a->b);
+    return rc;
 }
 
 static void direct_release(hanx_blocks_t *b)
@@ -452,8 +459,12 @@ static int build_allgather_direct(mca_coll_hanx_module_t *m, hanx_view_t *v, han
         b->my_type = sdtype;
     }
     mca_coll_hanx_pipeline_init(p, v, comm, rdtype, NULL, (size_t)size * (size_t)rcount, 0);
-    allgather_stages(m, v, p, b, mca_coll_hanx_elem(rbuf, rdtype, (size_t)first * (size_t)rcount),
-                     0);
+    const int rc = allgather_stages(
+        m, v, p, b, mca_coll_hanx_elem(rbuf, rdtype, (size_t)first * (size_t)rcount), 0);
+    if (OMPI_SUCCESS != rc) {
+        direct_release(b);
+        return rc;
+    }
     HANX_LOG(20, "coll:hanx: allgather on rbuf in rank order (nodes' ranks consecutive)");
     return OMPI_SUCCESS;
 }
@@ -537,7 +548,7 @@ int mca_coll_hanx_iallgather(const void *sbuf, int scount, struct ompi_datatype_
     int rc;
     if (m->blocks) {
         rc = build_allgather_direct(m, v, &p, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
-        leaders_ring(m, &p, &ch, "i");
+        if (OMPI_SUCCESS == rc) leaders_ring(m, &p, &ch, "i");
     } else {
         i64 *pos_sizes = xmalloc((i64)size * 8);
         if (!pos_sizes) return OMPI_ERR_OUT_OF_RESOURCE;

@@ -587,11 +587,17 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
         return OMPI_ERR_OUT_OF_RESOURCE;
     void *const bufs[] = {[COLLX_HBUF_NONE] = NULL, [COLLX_HBUF_IN_PLACE] = MPI_IN_PLACE,
                           [COLLX_HBUF_SEND] = (void *)sbuf, [COLLX_HBUF_RECV] = rbuf,
-                          [COLLX_HBUF_ACC] = acc};
+                          [COLLX_HBUF_ACC] = acc, [COLLX_HBUF_NODE] = NULL};
     if (COLLX_HBUF_NONE != plan.copy_to)
         mca_coll_hanx_copy(p->dtype, p->count, bufs[plan.copy_to], bufs[plan.copy_from]);
-    for (int i = 0; i < plan.nstages; ++i) {
-        const collx_hier_stage_t *s = &plan.st[i];
+    mca_coll_hanx_add_plan(p, &plan, bufs);
+    return OMPI_SUCCESS;
+}
+
+void mca_coll_hanx_add_plan(hanx_pipeline_t *p, const collx_hier_plan_t *plan, void *const *bufs)
+{
+    for (int i = 0; i < plan->nstages; ++i) {
+        const collx_hier_stage_t *s = &plan->st[i];
         const int level = COLLX_HLEVEL_RAIL == s->level   ? HANX_RAIL
                           : COLLX_HLEVEL_NODE == s->level ? HANX_NODE
                                                           : s->level;
@@ -599,7 +605,6 @@ static int build(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, int coll, const 
                                 bufs[s->sbuf], bufs[s->rbuf]);
         p->st[p->n - 1].chunk = s->chunk;
     }
-    return OMPI_SUCCESS;
 }
 
 /* Run p: a blocking call (request NULL) lock-step, or on the schedules

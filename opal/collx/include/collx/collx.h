@@ -422,12 +422,17 @@ int collx_hier_place(const collx_hier_t *h, int r);
 enum { COLLX_HSTEP_BCAST, COLLX_HSTEP_REDUCE, COLLX_HSTEP_ALLREDUCE, COLLX_HSTEP_BARRIER,
        COLLX_HSTEP_SEND, COLLX_HSTEP_RECV,
        COLLX_HSTEP_REDUCE_SCATTER, /* split plans: each member gets its chunk of the sum */
-       COLLX_HSTEP_ALLGATHER };    /* split plans: every member's chunk to all, in place */
+       COLLX_HSTEP_ALLGATHER,      /* split plans: every member's chunk to all, in place */
+       /* allgather plans, whose blocks the runner sizes (each rank's block,
+        * in node order: node by node, each node's ranks in rank order) */
+       COLLX_HSTEP_GATHERV,     /* each member's block to the root, in member order */
+       COLLX_HSTEP_ALLGATHERV }; /* each member's share (its node's blocks) to all, in place */
 enum { COLLX_HBUF_NONE,     /* no buffer (NULL) */
        COLLX_HBUF_IN_PLACE, /* MPI_IN_PLACE */
        COLLX_HBUF_SEND,     /* the caller's send buffer */
        COLLX_HBUF_RECV,     /* the caller's receive buffer */
-       COLLX_HBUF_ACC };    /* a scratch accumulator of the whole message */
+       COLLX_HBUF_ACC,      /* a scratch accumulator of the whole message */
+       COLLX_HBUF_NODE };   /* allgather: my node's share of the receive buffer */
 #define COLLX_HLEVEL_P2P (-1)
 /* split plans: the rail, the ranks at the same place of every node (one
  * rank per node, in rank order), and the node as one communicator where it
@@ -461,9 +466,13 @@ enum { COLLX_HIER_IN_PLACE = 1, /* the caller passed MPI_IN_PLACE */
         * leaders' way takes three (the root to its leader, the leaders,
         * the nodes).  Ignored elsewhere (the leaders' way). */
        COLLX_HIER_ROOT_RAIL = 8 };
-/* Rank's stages of `coll` (bcast, reduce, allreduce or barrier) with
- * `root` (bcast, reduce).  level_size[k]: the size of rank's level-k
- * communicator (NULL: from the tables).  COLLX_ERR_ARG for another
+/* Rank's stages of `coll` (bcast, reduce, allreduce, barrier or allgather)
+ * with `root` (bcast, reduce).  level_size[k]: the size of rank's level-k
+ * communicator (NULL: from the tables).  Allgather (and allgatherv): 0,
+ * the node's blocks gathered into its leader's share of the receive buffer
+ * (the node as one communicator: level 0 on two levels); 1, the leaders'
+ * allgather of the nodes' shares, in place; 2, the node's bcast of the
+ * whole, where the node has two ranks or more.  COLLX_ERR_ARG for another
  * collective or a bad rank, root or table. */
 int collx_hier_plan(const collx_hier_t *h, int coll, int rank, int root, const int *level_size,
                     int flags, collx_hier_plan_t *out);
