@@ -4,8 +4,8 @@
 # with a rank on its node and one on another; the others idle, competing
 # for the cores as in the collectives; COLLX_SIM_PP_ALONE=1: on 2 ranks
 # only, 2 nodes x 1 and 1 node x 2), times collectives with collx-bench on NODES x PER ranks
-# through adaptx (binomial, pipeline) and hanx (also reduce_scatter_block,
-# which the simulator runs for hanx only), and prints a table of
+# through adaptx (binomial, pipeline) and hanx (also allgather and
+# reduce_scatter_block, which the simulator runs for hanx only), and prints a table of
 # measured (minimum over repetitions) against predicted microseconds.
 #
 #   contrib/sim/compare.sh [NODES [PER [OUTDIR]]]     (root; from the build tree)
@@ -47,8 +47,10 @@ for coll in bcast reduce allreduce; do
   # measured, so no call follows the measured model)
   bench \$coll --mca coll_hanx_priority 100 --mca coll_hanx_model_measure 0 $hanx_levels | sed "s/^/hanx /"
 done
-# reduce_scatter_block (MPI_Reduce_scatter_block; bytes: each rank's block): hanx only
-bench reduce_scatter --mca coll_hanx_priority 100 --mca coll_hanx_model_measure 0 $hanx_levels | sed "s/^/hanx /"
+# allgather and reduce_scatter_block (MPI_Reduce_scatter_block; bytes: each rank's block): hanx only
+for coll in allgather reduce_scatter; do
+  bench \$coll --mca coll_hanx_priority 100 --mca coll_hanx_model_measure 0 $hanx_levels | sed "s/^/hanx /"
+done
 EOF
 chmod +x "$out/pp.sh" "$out/bench.sh"
 cl="$src/test/cluster/cluster.sh"
@@ -95,11 +97,13 @@ echo "median |predicted/measured - 1|: all $(awk '{ print $3 }' "$out/errors.txt
 for a in binomial pipeline hanx; do
     echo "  $a: all $(awk -v a=$a '$1 == a { print $3 }' "$out/errors.txt" | med), from 4 KiB $(awk -v a=$a '$1 == a && $2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
 done
-echo "  hanx's reduce_scatter_block: all $(awk '$4 == "reduce_scatter" { print $3 }' "$out/errors.txt" | med), from 4 KiB $(awk '$4 == "reduce_scatter" && $2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
+for c in allgather reduce_scatter; do
+    echo "  hanx's $c: all $(awk -v c=$c '$4 == c { print $3 }' "$out/errors.txt" | med), from 4 KiB $(awk -v c=$c '$4 == c && $2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
+done
 # the same hanx cells predicted with a collx binomial tree on every level
 # (the simulator's hanx until stop 30, before it modelled the modules)
 while read -r algo coll bytes med min max; do
-    [ "$algo" = hanx ] && [ "$coll" != reduce_scatter ] || continue
+    [ "$algo" = hanx ] && [ "$coll" != reduce_scatter ] && [ "$coll" != allgather ] || continue
     pred=$(predict hanx:binomial:binomial "$coll" "$bytes")
     awk -v c="$coll" -v b="$bytes" -v m="$min" -v p="$pred" \
         'BEGIN { e = p / m - 1; if (e < 0) e = -e; printf "%s %d %.1f %.1f %.2f %f\n", c, b, m, p, p / m, e }'

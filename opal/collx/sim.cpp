@@ -341,7 +341,8 @@ double Engine::run() {
 const char *coll_name(Coll c) { return collx_coll_name(static_cast<int>(c)); }
 
 bool parse_coll(const std::string &s, Coll *out) {
-    for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce, Coll::ReduceScatterBlock})
+    for (Coll c : {Coll::Bcast, Coll::Reduce, Coll::Allreduce, Coll::Allgather,
+                   Coll::ReduceScatterBlock})
         if (s == coll_name(c)) return *out = c, true;
     return false;
 }
@@ -1166,6 +1167,127 @@ Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t
     return finish_result(run, e);
 }
 
+// --------------------------------------------------- hanx's allgather
+//
+// coll/hanx's allgather on block placement: the core's stages
+// (collx_hier_plan, the ones hanx runs) one after the other on each rank,
+// on the receive buffer (each node's blocks one run of it, as hanx's
+// direct form).  The node's gatherv to its leader as tuned's linear one
+// (each rank's block one message to the leader, all at once); the
+// leaders' exchange of the nodes' shares, in place, on the collx ring's
+// allgather half (Algo::up ring, in its own segments) or as their module
+// (tuned's allgatherv: the ring, unsegmented, standing for its ring,
+// neighbour exchange and Bruck algorithms); the node's bcast as the
+// module's (module_tree).  Without a measured machine (what "hanx"
+// models) the one flag leaves the leaders' stage to the module.
+Result run_allgather(Engine &e, const Params &p, const Algo &a, std::size_t count,
+                     const Buffers *bufs) {
+    const Topology &topo = e.topology();
+    const int P = topo.P;
+    Levels lv(topo);
+    lv.make_rails();  // (the nodes as groups)
+    const int L = lv.h.nlevels;
+    const collx_dtype_t dt = bufs ? bufs->dt : nodata_dtype();
+    const std::ptrdiff_t ext = dt.extent;
+    const std::size_t total = count * static_cast<std::size_t>(P);
+    const auto elem = [ext](char *b, std::size_t i) {
+        return b + static_cast<std::ptrdiff_t>(i) * ext;
+    };
+    const auto once = [&p, &dt](int tree, std::size_t n) {  // unsegmented
+        return tuning_for(p, tree, 4, std::max<std::size_t>(n * dt.size, 1), nullptr);
+    };
+    Runner run(e);
+    std::vector<std::unique_ptr<SeqRank>> ranks;
+    std::deque<std::vector<int>> pairs;  // the gatherv's messages' groups
+    std::deque<std::vector<std::size_t>> shares;
+    for (int r = 0; r < P; ++r) {
+        const auto ri = static_cast<std::size_t>(r);
+        auto sr = std::make_unique<SeqRank>();
+        sr->run = &run;
+        sr->e = &e;
+        sr->rank = r;
+        ranks.push_back(std::move(sr));
+        SeqRank *const me = ranks.back().get();
+        if (count == 0) continue;  // (hanx returns at once)
+        char *send = bufs ? static_cast<char *>(bufs->send[ri]) : dummy_send;
+        char *recv = bufs ? static_cast<char *>(bufs->recv[ri]) : dummy_recv;
+        const collx_transport_t *self = e.transport(r);
+        const std::vector<int> &nd = lv.node(r);
+        const int nsize = static_cast<int>(nd.size());
+        char *share = elem(recv, static_cast<std::size_t>(nd[0]) * count);  // my node's blocks
+        int level_size[COLLX_HIER_MAX_LEVELS] = {0};
+        for (int k = 0; k < L; ++k)
+            level_size[k] = collx_hier_member(&lv.h, k, r) ? static_cast<int>(lv.group(k, r).size()) : 0;
+        collx_hier_plan_t plan;
+        if (collx_hier_plan(&lv.h, COLLX_COLL_ALLGATHER, r, 0, level_size, 0, &plan) != COLLX_OK)
+            throw std::invalid_argument("simulator: hanx has no allgather stages for this call");
+        for (int i = 0; i < plan.nstages; ++i) {
+            const collx_hier_stage_t st = plan.st[i];
+            const int tag = 5 + st.number;
+            if (st.kind == COLLX_HSTEP_GATHERV) {  // (the node: level 0 or COLLX_HLEVEL_NODE)
+                if (r != nd[0]) {
+                    pairs.push_back({r, nd[0]});
+                    const collx_transport_t *to = e.transport(r, &pairs.back());
+                    me->steps.push_back([=](const collx_notify_t &nt) {
+                        return make_bcast(*to, send, count, dt, 0, tag, once(COLLX_TREE_BINOMIAL, count), &nt);
+                    });
+                    continue;
+                }
+                std::vector<const collx_transport_t *> from;
+                for (int k = 1; k < nsize; ++k) {
+                    pairs.push_back({nd[static_cast<std::size_t>(k)], r});
+                    from.push_back(e.transport(r, &pairs.back()));
+                }
+                me->steps.push_back([=](const collx_notify_t &nt) {
+                    self->copy(self->ctx, share, send, count, &dt);  // my own block
+                    if (nsize == 1) return std::unique_ptr<Operation>();
+                    return make_group(nsize - 1, [=](int k, const collx_notify_t &knt) {
+                        return make_bcast(*from[static_cast<std::size_t>(k)],
+                                          elem(share, static_cast<std::size_t>(k + 1) * count),
+                                          count, dt, 0, tag, once(COLLX_TREE_BINOMIAL, count), &knt);
+                    }, &nt);
+                });
+            } else if (st.kind == COLLX_HSTEP_ALLGATHERV) {  // the leaders, in node order
+                const std::vector<int> &leaders = lv.group(L - 1, r);
+                const collx_transport_t *tr = e.transport(r, &leaders);
+                shares.emplace_back();
+                for (int q : leaders)
+                    shares.back().push_back(lv.node(q).size() * count);
+                const std::size_t *chunks = shares.back().data();
+                const bool ring = a.up == COLLX_TREE_RING;
+                const collx_tuning_t tun =
+                    ring ? tuning_for(p, COLLX_TREE_RING, 4,
+                                      collx_tree_segment_bytes(COLLX_COLL_ALLGATHER, COLLX_TREE_RING,
+                                                               total * dt.size, tr->size, 4,
+                                                               COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
+                                                               COLLX_LP_BETA_PS_DEFAULT * 1e-12),
+                                      nullptr)
+                         : once(COLLX_TREE_RING, total);
+                if (tr->size > 1)
+                    me->steps.push_back([=](const collx_notify_t &nt) {
+                        return make_ring(*tr, COLLX_RING_ALLGATHER, nullptr, recv, total, dt, nullptr,
+                                         tag, tun, &nt, chunks);
+                    });
+            } else if (st.kind == COLLX_HSTEP_BCAST) {
+                const collx_transport_t *tr = e.transport(r, &nd);
+                const collx_tuning_t tun =
+                    once(module_tree(COLLX_HSTEP_BCAST, nsize, total * dt.size, true), total);
+                me->steps.push_back([=](const collx_notify_t &nt) {
+                    return make_bcast(*tr, recv, total, dt, 0, tag, tun, &nt);
+                });
+            } else {
+                throw std::logic_error("simulator: unexpected allgather stage");
+            }
+        }
+    }
+    for (auto &sr : ranks) {
+        SeqRank *rp = sr.get();
+        e.at(0, [rp]() { seq_go(*rp); });
+    }
+    e.run();
+    return finish_result(run, e);
+}
+
 }  // namespace
 
 Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_t count,
@@ -1178,6 +1300,10 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
         throw std::invalid_argument("simulator: one buffer per rank needed");
     const std::size_t bytes = bufs ? count * bufs->dt.size : count;
     Engine e(p, t, bufs != nullptr);
+    if (c == Coll::Allgather) {  // hanx only; count: each rank's block
+        if (!a.hanx) throw std::invalid_argument("simulator: allgather runs on hanx only");
+        return run_allgather(e, p, a, count, bufs);
+    }
     if (c == Coll::ReduceScatterBlock) {
         // hanx only (coll/hanx's reduce_scatter_block); count: each rank's
         // block.  The one flag takes split rails with the collx ring on both

@@ -156,12 +156,14 @@ class Engine {
 // ------------------------------------------------------------ collectives
 
 // The collectives the simulator runs: entries of the core's table (collx.h).
-// reduce_scatter_block: hanx's (its split rails and its levels) only; count
-// is each rank's block, send buffers hold P blocks, receive buffers one.
+// allgather and reduce_scatter_block: hanx's only; count is each rank's
+// block (allgather: send buffers hold one block, receive buffers P;
+// reduce_scatter_block: the other way round).
 enum class Coll {
     Bcast = COLLX_COLL_BCAST,
     Reduce = COLLX_COLL_REDUCE,
     Allreduce = COLLX_COLL_ALLREDUCE,
+    Allgather = COLLX_COLL_ALLGATHER,
     ReduceScatterBlock = COLLX_COLL_REDUCE_SCATTER_BLOCK
 };
 const char *coll_name(Coll c);

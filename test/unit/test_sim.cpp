@@ -66,7 +66,9 @@ START_TEST(default_segments_are_the_components) {
     ck_assert_str_eq(coll_name(Coll::Allreduce), "allreduce");
     Coll c;
     ck_assert(parse_coll("reduce", &c) && c == Coll::Reduce);
-    ck_assert(!parse_coll("allgather", &c));  // in the table, not simulated
+    ck_assert(parse_coll("allgather", &c) && c == Coll::Allgather);
+    ck_assert(parse_coll("reduce_scatter_block", &c) && c == Coll::ReduceScatterBlock);
+    ck_assert(!parse_coll("alltoall", &c));  // in the table, not simulated
 }
 END_TEST
 
@@ -250,23 +252,29 @@ void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::siz
     ReduceFn op{commutative ? &add : &compose};
     b.op = &op;
     b.commutative = commutative;
-    // reduce_scatter_block: P blocks in, one out (rank r's: the vector's block r)
-    const bool rs = c == Coll::ReduceScatterBlock;
+    // reduce_scatter_block: P blocks in, one out (rank r's: the vector's
+    // block r); allgather: one in, P out
+    const bool rs = c == Coll::ReduceScatterBlock, ag = c == Coll::Allgather;
     const std::size_t n_in = rs ? count * static_cast<std::size_t>(P) : count;
+    const std::size_t n_out = ag ? count * static_cast<std::size_t>(P) : count;
     std::vector<std::vector<Affine>> in(P), out(P);
     for (int r = 0; r < P; ++r) {
         in[r].resize(n_in);
-        out[r].assign(count + 1, Affine{0, 0});  // (+1: nothing written past it)
+        out[r].assign(n_out + 1, Affine{0, 0});  // (+1: nothing written past it)
         for (std::size_t i = 0; i < n_in; ++i) in[r][i] = value(r, i);
         if (c == Coll::Bcast && r == root) out[r] = in[r];
         b.send.push_back(in[r].data());
         b.recv.push_back(out[r].data());
     }
     run(params, Topology{P, M, per_socket}, c, a, count, seg, root, &b);
-    std::vector<Affine> want(n_in);
-    for (std::size_t i = 0; i < n_in; ++i) {
+    std::vector<Affine> want(std::max(n_in, n_out));
+    for (std::size_t i = 0; i < want.size(); ++i) {
         if (c == Coll::Bcast) {
             want[i] = value(root, i);
+            continue;
+        }
+        if (ag) {  // rank q's block at q * count
+            want[i] = value(static_cast<int>(i / count), i % count);
             continue;
         }
         Affine acc = value(P - 1, i);
@@ -278,9 +286,9 @@ void check_data(Coll c, const Algo &a, int P, int M, std::size_t count, std::siz
     }
     for (int r = 0; r < P; ++r) {
         if (c == Coll::Reduce && r != root) continue;
-        ck_assert_msg(out[r][count].a == 0 && out[r][count].b == 0, "rank %d: written past", r);
+        ck_assert_msg(out[r][n_out].a == 0 && out[r][n_out].b == 0, "rank %d: written past", r);
         const std::size_t at = rs ? static_cast<std::size_t>(r) * count : 0;  // (my block)
-        for (std::size_t i = 0; i < count; ++i)
+        for (std::size_t i = 0; i < n_out; ++i)
             ck_assert_msg(out[r][i].a == want[at + i].a && out[r][i].b == want[at + i].b,
                           "%s %s P=%d M=%d S=%d count=%zu seg=%zu root=%d commutative=%d: "
                           "rank %d element %zu wrong",
@@ -419,6 +427,39 @@ START_TEST(data_mode_hanx_split_rails) {
                         run(p, Topology{7, 4, 0}, Coll::Allreduce, levels, 1 << 20, 0).time_ns);
     ck_assert_double_eq(run(p, Topology{8, 4, 0}, Coll::Bcast, split, 1 << 20, 0).time_ns,
                         run(p, Topology{8, 4, 0}, Coll::Bcast, levels, 1 << 20, 0).time_ns);
+}
+END_TEST
+
+// hanx's allgather (run_allgather): the core's stages (collx_hier_plan),
+// every rank's block in its place on every rank, on 1 to 5 nodes, nodes of
+// different sizes, 2 and 3 levels, the leaders' stage as the module and
+// on the collx ring.
+START_TEST(data_mode_hanx_allgather) {
+    for (const char *name : {"hanx", "hanx:module:ring", "hanx-sched"}) {
+        Algo a;
+        ck_assert(parse_algo(name, &a));
+        for (int P : {1, 2, 4, 5, 8, 9})
+            for (int M : {1, 2, 3, 4})
+                for (int S : {0, 2})
+                    for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(7),
+                                              std::size_t(3000)})
+                        check_data(Coll::Allgather, a, P, M, count, 0, 0, true,
+                                   Params::defaults(), S < M ? S : 0);
+    }
+    Algo hanx, ring, flat_tree = flat(COLLX_TREE_RING);
+    ck_assert(parse_algo("hanx", &hanx) && parse_algo("hanx:module:ring", &ring));
+    const Params p = Params::defaults();
+    const auto t = [&](const Algo &a, std::size_t block) {
+        return run(p, Topology{8, 2, 0}, Coll::Allgather, a, block, 0).time_ns;
+    };
+    ck_assert(t(hanx, 1 << 20) != t(ring, 1 << 20));  // the ring in its segments
+    bool threw = false;  // (no flat allgather)
+    try {
+        t(flat_tree, 64);
+    } catch (const std::invalid_argument &) {
+        threw = true;
+    }
+    ck_assert(threw);
 }
 END_TEST
 
@@ -699,6 +740,7 @@ int main(void) {
     tcase_add_test(tc, hanx_schedule_runs_pipelined_calls_only);
     tcase_add_test(tc, data_mode_hanx_split_rails);
     tcase_add_test(tc, data_mode_hanx_reduce_scatter_block);
+    tcase_add_test(tc, data_mode_hanx_allgather);
     tcase_add_test(tc, data_mode_with_rendezvous);
     tcase_add_test(tc, hanx_composes_its_stages);
     tcase_add_test(tc, hanx_levels_model_the_modules);

@@ -24,7 +24,8 @@ using namespace collx::sim;
 namespace {
 
 const char *usage_text =
-    "usage: collx-sim --coll bcast|reduce|allreduce|reduce_scatter_block --algo ALGO\n"
+    "usage: collx-sim --coll bcast|reduce|allreduce|allgather|reduce_scatter_block\n"
+    "                 --algo ALGO\n"
     "                 --ranks P --per-node M\n"
     "                 --bytes B [--seg BYTES] [--inner-seg BYTES] [--fanout K] [--per-socket S]\n"
     "                 [--root R]\n"
@@ -43,6 +44,8 @@ const char *usage_text =
     "      e.g. hanx:binomial:pipeline)\n"
     "      hanx-sched, hanx-sched:LOW:UP (hanx on its schedules, not lock-step)\n"
     "      hanx-split[-sched][:LOW:UP] (allreduce as split rails; UP on the rails)\n"
+    "allgather (--bytes: each rank's block) runs on hanx only: hanx[:LOW:UP] (the\n"
+    "      leaders' exchange on the collx ring where UP is ring, else their module)\n"
     "reduce_scatter_block (--bytes: each rank's block) runs on hanx only: hanx[:LOW:UP]\n"
     "      (split rails from 64 KiB of vector on nodes of one size, else the levels),\n"
     "      hanx-split[:LOW:UP] (split rails at every size); on split rails a level\n"
@@ -186,7 +189,7 @@ int main(int argc, char **argv) {
         colls = {Coll::Bcast, Coll::Reduce, Coll::Allreduce};
     } else {
         Coll c;
-        if (!parse_coll(coll, &c)) die("--coll: bcast, reduce, allreduce or reduce_scatter_block, not " + coll);
+        if (!parse_coll(coll, &c)) die("--coll: bcast, reduce, allreduce, allgather or reduce_scatter_block, not " + coll);
         colls = {c};
     }
 
