@@ -324,6 +324,12 @@ reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of
     expect ": split rails;collx ring, module;" 4 2 65536 --mca coll_hanx_up_algorithm module
     expect ": split rails;module, collx ring;" 4 2 65536 --mca coll_hanx_low_algorithm module
     expect ";" 5 2 65536
+    # the cost model (coll_hanx_default_algorithm 4, its default machine) covers reduce_scatter:
+    # of hanx's two forms split rails predicted at 0.69 of the levels' time for 8 KiB blocks on
+    # 2 x 2, where the built-in choice takes the levels; run on the rings
+    expect ";" 4 2 8192
+    expect ": split rails;collx ring, collx ring;" 4 2 8192 --mca coll_hanx_default_algorithm 4 \
+        --mca coll_hanx_model_measure 0
     # results: every datatype, op and count of the checker on 2 x 2 and 2 x 3 round-robin, the
     # rings for commutative ops, the modules (rank order) for the others
     out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 "$CHECKER" --quick --big \

@@ -1081,6 +1081,28 @@ START_TEST(cost_model_predicts_and_chooses) {
                                         COLLX_MODEL_PREVIOUS, &slow, us),
                      COLLX_MODEL_PREVIOUS);
     ck_assert(us[COLLX_MODEL_HIER] < us[COLLX_MODEL_PREVIOUS] * 1.25);
+    // reduce_scatter_block of 2 MiB blocks on 4 x 2 at 1 Gbit/s: split rails
+    // cheapest (the levels sum the whole vector at each leader first), and
+    // the built-in choice stays; small blocks: the levels stay; nodes of
+    // different sizes: no split rails; the v-form counts the whole vector;
+    // the previous module is no candidate (not modelled)
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_REDUCE_SCATTER_BLOCK, 4, 2, 1, 2 << 20, 0,
+                                        COLLX_MODEL_SPLIT, &slow, us),
+                     COLLX_MODEL_SPLIT);
+    ck_assert(us[COLLX_MODEL_SPLIT] < us[COLLX_MODEL_HIER] && us[COLLX_MODEL_PREVIOUS] < 0);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_REDUCE_SCATTER_BLOCK, 4, 2, 1, 8, 0,
+                                        COLLX_MODEL_HIER, &fast, us),
+                     COLLX_MODEL_HIER);
+    const double block8 = us[COLLX_MODEL_SPLIT];
+    ck_assert(block8 > 0);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_REDUCE_SCATTER, 4, 2, 1, 64, 0, COLLX_MODEL_HIER,
+                                        &fast, us),
+                     COLLX_MODEL_HIER);
+    ck_assert_double_eq_tol(us[COLLX_MODEL_SPLIT], block8, 1e-9);
+    ck_assert_int_ge(collx_model_choose(COLLX_COLL_REDUCE_SCATTER_BLOCK, 4, 2, 0, 1 << 20, 0,
+                                        COLLX_MODEL_HIER, &slow, us),
+                     0);
+    ck_assert(us[COLLX_MODEL_SPLIT] < 0 && us[COLLX_MODEL_HIER] > 0);
     ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 512, 0,
                                         COLLX_MODEL_PREVIOUS, &fast, us),
                      COLLX_MODEL_HIER);

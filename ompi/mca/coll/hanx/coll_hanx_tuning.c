@@ -151,6 +151,11 @@ static void split_on_ring(const collx_rule_t *rule, hanx_choice_t *out)
         out->up_tree = COLLX_TREE_RING;
 }
 
+static int is_reduce_scatter(int coll)
+{
+    return COLLX_COLL_REDUCE_SCATTER == coll || COLLX_COLL_REDUCE_SCATTER_BLOCK == coll;
+}
+
 /* coll_hanx_default_algorithm 4: the cost model's choice for this call
  * (collx_model_choose) on m's shape, with the segment in *out (the
  * built-in one, or a tuning rule's that names no algorithm: rule, else
@@ -166,8 +171,9 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
     const int ar = COLLX_COLL_ALLREDUCE == coll ? collx_allreduce_builtin(bytes, m->nnodes, m->size,
                                                                           m->split_parts, m->blocks)
                                                 : COLLX_ALLREDUCE_LEVELS;
+    const int split = out->algorithm && !strcmp(out->algorithm, "split"); /* (reduce_scatter) */
     const int builtin = out->algorithm && !strcmp(out->algorithm, "previous") ? COLLX_MODEL_PREVIOUS
-                        : COLLX_ALLREDUCE_SPLIT_RING == ar                    ? COLLX_MODEL_SPLIT
+                        : COLLX_ALLREDUCE_SPLIT_RING == ar || split           ? COLLX_MODEL_SPLIT
                         : COLLX_ALLREDUCE_FLAT_RING == ar                     ? COLLX_MODEL_FLAT_RING
                                                                               : COLLX_MODEL_HIER;
     const int a = collx_model_choose(coll, m->nnodes, m->max_node_size, m->split_parts > 0, bytes,
@@ -176,6 +182,7 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
     out->flat_tree = -1; /* (the built-in ring is among the model's choices) */
     if (COLLX_MODEL_FLAT_PIPELINE == a) out->flat_tree = COLLX_TREE_PIPELINE;
     else if (COLLX_MODEL_FLAT_RING == a) out->flat_tree = COLLX_TREE_RING;
+    else if (COLLX_MODEL_SPLIT == a && is_reduce_scatter(coll)) out->algorithm = "split";
     else if (COLLX_MODEL_SPLIT == a) split_on_ring(rule, out);
     else out->algorithm = collx_model_algorithm_name(a);
     HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d, segments of %zu "
@@ -215,11 +222,6 @@ static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, han
         split_on_ring(NULL, out);
         break;
     }
-}
-
-static int is_reduce_scatter(int coll)
-{
-    return COLLX_COLL_REDUCE_SCATTER == coll || COLLX_COLL_REDUCE_SCATTER_BLOCK == coll;
 }
 
 /* The one flag's reduce_scatter(_block) (collx_reduce_scatter_builtin,
@@ -272,11 +274,12 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     if (NULL == mca_coll_hanx_component.rules ||
         !collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
                             m->nnodes, m->max_node_size, bytes, &rule)) {
-        /* (the model does not cover reduce_scatter: the built-in choice) */
+        /* (reduce_scatter: the model's baseline is the built-in choice; split
+         * rails, however chosen, on the rings where no level is named) */
         if ((model || 0 == mca_coll_hanx_component.default_algorithm) && is_reduce_scatter(coll))
             builtin_reduce_scatter(m, coll, bytes, out);
-        if (is_reduce_scatter(coll)) reduce_scatter_rings(NULL, out);
         if (model) model_choice(m, coll, bytes, NULL, out);
+        if (is_reduce_scatter(coll)) reduce_scatter_rings(NULL, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
             if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);
             /* allgather's leaders: the collx ring where the machine's link
@@ -306,6 +309,9 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     /* (the reader took only "module" or a tree's name) */
     if (rule.low_algorithm) out->low_tree = collx_tree_from_name(rule.low_algorithm);
     if (rule.up_algorithm) out->up_tree = collx_tree_from_name(rule.up_algorithm);
+    /* (the model where the rule names no algorithm; then a reduce_scatter
+     * on split rails, however chosen, on the rings where no level is named) */
+    if (model && NULL == rule.algorithm) model_choice(m, coll, bytes, &rule, out);
     if (is_reduce_scatter(coll)) reduce_scatter_rings(&rule, out);
     HANX_LOG(20, "coll:hanx: %s of %zu bytes: rule %d (line %d): %s, segments of %zu bytes, "
                  "low %s, up %s, levels' algorithms %s, %s",
@@ -314,5 +320,4 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
              out->low ? out->low : "(default)", out->up ? out->up : "(default)",
              out->low_tree < 0 ? "module" : collx_tree_name(out->low_tree),
              out->up_tree < 0 ? "module" : collx_tree_name(out->up_tree));
-    if (model && NULL == rule.algorithm) model_choice(m, coll, bytes, &rule, out);
 }

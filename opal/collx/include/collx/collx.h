@@ -250,7 +250,8 @@ int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes
 /* What hanx can run for a call, as the model names them. */
 enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorithms) */
        COLLX_MODEL_HIER,     /* hanx's levels, pipelined in its segments */
-       COLLX_MODEL_SPLIT,    /* allreduce as split rails, in COLLX_SPLIT_RING_SEGMENT_BYTES */
+       COLLX_MODEL_SPLIT,    /* split rails: allreduce in COLLX_SPLIT_RING_SEGMENT_BYTES,
+                              * reduce_scatter(_block) on the collx rings */
        COLLX_MODEL_FLAT_PIPELINE, /* one LP chain over all ranks */
        COLLX_MODEL_FLAT_RING,     /* allreduce: one ring over all ranks */
        COLLX_MODEL_COUNT };
@@ -261,8 +262,8 @@ enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorit
  * tuning file's algorithm words); NULL when out of range. */
 const char *collx_model_algorithm_name(int algorithm);
 /* The predicted time of every algorithm for `coll` (bcast, reduce,
- * allreduce: `bytes` the message; allgather, alltoall: one rank's block;
- * barrier) on `nnodes` nodes of at most `node_size` ranks, in blocks;
+ * allreduce: `bytes` the message; allgather, alltoall, reduce_scatter_block:
+ * one rank's block; reduce_scatter: the whole vector; barrier) on `nnodes` nodes of at most `node_size` ranks, in blocks;
  * `balanced`: all nodes of that size (split rails need it); hier_segment:
  * hanx's segment of the levels (0: one; split rails take their own).  us[a] < 0: not a candidate.  Returns the
  * choice (COLLX_MODEL_*): `baseline` (hierarchical where it is not a
