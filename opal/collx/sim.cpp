@@ -980,6 +980,58 @@ void seq_go(SeqRank &r) {
     r.run->finish[static_cast<std::size_t>(r.rank)] = std::max(e.now(), e.cpu_free(r.rank));
 }
 
+// Every rank's stages from time 0, one after the other.
+Result run_seq(Engine &e, Runner &run, std::vector<std::unique_ptr<SeqRank>> &ranks) {
+    for (auto &sr : ranks) {
+        SeqRank *rp = sr.get();
+        e.at(0, [rp]() { seq_go(*rp); });
+    }
+    e.run();
+    return finish_result(run, e);
+}
+
+// Tuned's linear gatherv (gather) or scatterv inside a node as rank r
+// runs it: nd the node's ranks, nd[0] the leader, one message of `count`
+// elements between the leader and each other rank, all at once (a bcast
+// of the pair from its sender).  The leader's blocks: blocks[0 ..
+// nd.size()), its own block copied between `mine` and blocks[0]; the other
+// ranks send (gather) or receive (scatter) `mine`.  pairs keeps the pairs'
+// groups alive.
+MakeOp linear_blocks(Engine &e, std::deque<std::vector<int>> &pairs, int r,
+                     const std::vector<int> &nd, bool gather, char *blocks, char *mine,
+                     std::size_t count, const collx_dtype_t &dt, int tag,
+                     const collx_tuning_t &tun) {
+    if (r != nd[0]) {
+        pairs.push_back(gather ? std::vector<int>{r, nd[0]} : std::vector<int>{nd[0], r});
+        const collx_transport_t *pair = e.transport(r, &pairs.back());
+        return [=](const collx_notify_t &nt) {
+            return make_bcast(*pair, mine, count, dt, 0, tag, tun, &nt);
+        };
+    }
+    const int n = static_cast<int>(nd.size());
+    std::vector<const collx_transport_t *> with;
+    for (int k = 1; k < n; ++k) {
+        const int q = nd[static_cast<std::size_t>(k)];
+        pairs.push_back(gather ? std::vector<int>{q, r} : std::vector<int>{r, q});
+        with.push_back(e.transport(r, &pairs.back()));
+    }
+    const collx_transport_t *self = e.transport(r);
+    const std::ptrdiff_t ext = dt.extent;
+    return [=](const collx_notify_t &nt) {
+        if (gather)
+            self->copy(self->ctx, blocks, mine, count, &dt);
+        else
+            self->copy(self->ctx, mine, blocks, count, &dt);
+        if (n == 1) return std::unique_ptr<Operation>();
+        return make_group(n - 1, [=](int k, const collx_notify_t &knt) {
+            char *block = blocks + static_cast<std::ptrdiff_t>(k + 1) *
+                                       static_cast<std::ptrdiff_t>(count) * ext;
+            return make_bcast(*with[static_cast<std::size_t>(k)], block, count, dt, 0, tag, tun,
+                              &knt);
+        }, &nt);
+    };
+}
+
 // low, up: the node's and the rail's (or leaders') tree; kModuleTree: the module
 Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t count,
                           bool split, const Buffers *bufs) {
@@ -1043,11 +1095,7 @@ Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t
     };
     for (int r = 0; r < P; ++r) {
         const auto ri = static_cast<std::size_t>(r);
-        auto sr = std::make_unique<SeqRank>();
-        sr->run = &run;
-        sr->e = &e;
-        sr->rank = r;
-        ranks.push_back(std::move(sr));
+        ranks.push_back(std::make_unique<SeqRank>(SeqRank{&run, &e, r, {}, 0, nullptr}));
         if (count == 0) continue;  // (hanx returns at once)
         SeqRank *const me = ranks.back().get();
         char *send = bufs ? static_cast<char *>(bufs->send[ri]) : dummy_send;
@@ -1132,39 +1180,13 @@ Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t
                 }
             }
             // the scatterv: the leader's share, piece i to its node's rank i
-            const collx_tuning_t one = tuning_for(p, COLLX_TREE_BINOMIAL, 4,
-                                                  std::max<std::size_t>(count * dt.size, 1),
-                                                  nullptr);
-            if (l == 0) {
-                std::vector<const collx_transport_t *> to;
-                for (int i = 1; i < nsize; ++i) {
-                    pairs.push_back({r, nd[static_cast<std::size_t>(i)]});
-                    to.push_back(e.transport(r, &pairs.back()));
-                }
-                me->steps.push_back([=](const collx_notify_t &nt) {
-                    self->copy(self->ctx, recv, share, count, &dt);  // my own piece
-                    if (nsize == 1) return std::unique_ptr<Operation>();
-                    return make_group(nsize - 1, [=](int i, const collx_notify_t &knt) {
-                        return make_bcast(*to[static_cast<std::size_t>(i)],
-                                          elem(share, static_cast<std::size_t>(i + 1) * count),
-                                          count, dt, 0, 4, one, &knt);
-                    }, &nt);
-                });
-            } else {
-                pairs.push_back({nd[0], r});
-                const collx_transport_t *from = e.transport(r, &pairs.back());
-                me->steps.push_back([=](const collx_notify_t &nt) {
-                    return make_bcast(*from, recv, count, dt, 0, 4, one, &nt);
-                });
-            }
+            me->steps.push_back(linear_blocks(
+                e, pairs, r, nd, false, share, recv, count, dt, 4,
+                tuning_for(p, COLLX_TREE_BINOMIAL, 4, std::max<std::size_t>(count * dt.size, 1),
+                           nullptr)));
         }
     }
-    for (auto &sr : ranks) {
-        SeqRank *rp = sr.get();
-        e.at(0, [rp]() { seq_go(*rp); });
-    }
-    e.run();
-    return finish_result(run, e);
+    return run_seq(e, run, ranks);
 }
 
 // --------------------------------------------------- hanx's allgather
@@ -1202,16 +1224,11 @@ Result run_allgather(Engine &e, const Params &p, const Algo &a, std::size_t coun
     std::deque<std::vector<std::size_t>> shares;
     for (int r = 0; r < P; ++r) {
         const auto ri = static_cast<std::size_t>(r);
-        auto sr = std::make_unique<SeqRank>();
-        sr->run = &run;
-        sr->e = &e;
-        sr->rank = r;
-        ranks.push_back(std::move(sr));
+        ranks.push_back(std::make_unique<SeqRank>(SeqRank{&run, &e, r, {}, 0, nullptr}));
         SeqRank *const me = ranks.back().get();
         if (count == 0) continue;  // (hanx returns at once)
         char *send = bufs ? static_cast<char *>(bufs->send[ri]) : dummy_send;
         char *recv = bufs ? static_cast<char *>(bufs->recv[ri]) : dummy_recv;
-        const collx_transport_t *self = e.transport(r);
         const std::vector<int> &nd = lv.node(r);
         const int nsize = static_cast<int>(nd.size());
         char *share = elem(recv, static_cast<std::size_t>(nd[0]) * count);  // my node's blocks
@@ -1225,28 +1242,8 @@ Result run_allgather(Engine &e, const Params &p, const Algo &a, std::size_t coun
             const collx_hier_stage_t st = plan.st[i];
             const int tag = 5 + st.number;
             if (st.kind == COLLX_HSTEP_GATHERV) {  // (the node: level 0 or COLLX_HLEVEL_NODE)
-                if (r != nd[0]) {
-                    pairs.push_back({r, nd[0]});
-                    const collx_transport_t *to = e.transport(r, &pairs.back());
-                    me->steps.push_back([=](const collx_notify_t &nt) {
-                        return make_bcast(*to, send, count, dt, 0, tag, once(COLLX_TREE_BINOMIAL, count), &nt);
-                    });
-                    continue;
-                }
-                std::vector<const collx_transport_t *> from;
-                for (int k = 1; k < nsize; ++k) {
-                    pairs.push_back({nd[static_cast<std::size_t>(k)], r});
-                    from.push_back(e.transport(r, &pairs.back()));
-                }
-                me->steps.push_back([=](const collx_notify_t &nt) {
-                    self->copy(self->ctx, share, send, count, &dt);  // my own block
-                    if (nsize == 1) return std::unique_ptr<Operation>();
-                    return make_group(nsize - 1, [=](int k, const collx_notify_t &knt) {
-                        return make_bcast(*from[static_cast<std::size_t>(k)],
-                                          elem(share, static_cast<std::size_t>(k + 1) * count),
-                                          count, dt, 0, tag, once(COLLX_TREE_BINOMIAL, count), &knt);
-                    }, &nt);
-                });
+                me->steps.push_back(linear_blocks(e, pairs, r, nd, true, share, send, count, dt,
+                                                  tag, once(COLLX_TREE_BINOMIAL, count)));
             } else if (st.kind == COLLX_HSTEP_ALLGATHERV) {  // the leaders, in node order
                 const std::vector<int> &leaders = lv.group(L - 1, r);
                 const collx_transport_t *tr = e.transport(r, &leaders);
@@ -1280,12 +1277,7 @@ Result run_allgather(Engine &e, const Params &p, const Algo &a, std::size_t coun
             }
         }
     }
-    for (auto &sr : ranks) {
-        SeqRank *rp = sr.get();
-        e.at(0, [rp]() { seq_go(*rp); });
-    }
-    e.run();
-    return finish_result(run, e);
+    return run_seq(e, run, ranks);
 }
 
 }  // namespace
