@@ -279,7 +279,6 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
         if ((model || 0 == mca_coll_hanx_component.default_algorithm) && is_reduce_scatter(coll))
             builtin_reduce_scatter(m, coll, bytes, out);
         if (model) model_choice(m, coll, bytes, NULL, out);
-        if (is_reduce_scatter(coll)) reduce_scatter_rings(NULL, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
             if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);
             /* allgather's leaders: the collx ring where the machine's link
@@ -294,9 +293,11 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
              * a reduction, whose bits depend on the algorithm, which a
              * measurement may change from run to run (the rules do not) */
             if (m->measured && COLLX_COLL_REDUCE != coll && COLLX_COLL_ALLREDUCE != coll &&
+                !is_reduce_scatter(coll) &&
                 collx_model_bandwidth_bound(coll, &m->machine, bytes, m->size))
                 model_choice(m, coll, bytes, NULL, out);
         }
+        if (is_reduce_scatter(coll)) reduce_scatter_rings(NULL, out);
         return;
     }
     if (rule.algorithm) {  /* the rule's algorithm decides, flat or not */
