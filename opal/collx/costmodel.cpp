@@ -179,10 +179,13 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
         // far from what its algorithms' alpha-beta costs say;
         // docs/cost-model.md)
         // the levels: the node's sum of the vector at its leader
-        // (binomial), the leaders' ring of the nodes' shares, the node's
+        // (binomial), the leaders' reduce-scatter of the nodes' shares
+        // (recursive halving: lg(N) steps, each leader sending and folding
+        // (N-1) shares in all, as a ring would in N-1 steps), the node's
         // linear scatterv of the pieces
         us[COLLX_MODEL_HIER] = binomial(S, in, v, g) +
-                               (N - 1) * (out.step(S * b) + g * S * b) + gather(S, in, b);
+                               (N > 1 ? lg(N) * out.a + (N - 1) * S * b * (out.b + g) : 0) +
+                               gather(S, in, b);
         if (balanced && N > 1 && S > 1)
             // split rails on the collx rings: the node's reduce-scatter of
             // the rails' parts, then each rail's of its pieces, S rails
