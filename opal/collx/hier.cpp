@@ -194,14 +194,18 @@ struct Builder {
         add(0, nl, COLLX_HSTEP_GATHERV, 0, COLLX_HBUF_SEND, COLLX_HBUF_NODE);
         if (member(L() - 1))
             add(1, L() - 1, COLLX_HSTEP_ALLGATHERV, 0, COLLX_HBUF_IN_PLACE, COLLX_HBUF_RECV);
-        int node_size = 0;  // (the node as one communicator: counted on 3 levels)
-        if (nl == 0) {
-            node_size = size(0);
-        } else {
-            const int *node_leader = h.leader[L() - 2];
-            for (int q = 0; q < h.size; ++q) node_size += node_leader[q] == node_leader[rank];
-        }
-        if (node_size > 1) add(2, nl, COLLX_HSTEP_BCAST, 0, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
+        if (node_size() > 1) add(2, nl, COLLX_HSTEP_BCAST, 0, COLLX_HBUF_NONE, COLLX_HBUF_RECV);
+    }
+    // The size of my node: level 0's on two levels; on three, the split
+    // plans' S where every node has it (O(1) with the cached parts, as hanx
+    // and the simulator give), counted only where nodes differ.
+    int node_size() const {
+        if (node_level() == 0) return size(0);
+        if (const int S = collx_hier_split_parts(&h); S > 0) return S;
+        const int *node_leader = h.leader[L() - 2];
+        int n = 0;
+        for (int q = 0; q < h.size; ++q) n += node_leader[q] == node_leader[rank];
+        return n;
     }
 
     // Fan in level by level (a leader leaves its group's barrier only once

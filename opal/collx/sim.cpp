@@ -980,6 +980,26 @@ void seq_go(SeqRank &r) {
     r.run->finish[static_cast<std::size_t>(r.rank)] = std::max(e.now(), e.cpu_free(r.rank));
 }
 
+// The collx ring's tuning for `bytes` over a group of P ranks, in the
+// segments the components give it (collx_tree_segment_bytes, adaptx's LP
+// defaults, as hanx's glue starts it).
+collx_tuning_t ring_tuning(const Params &p, int coll, std::size_t bytes, int P) {
+    return tuning_for(p, COLLX_TREE_RING, 4,
+                      collx_tree_segment_bytes(coll, COLLX_TREE_RING, bytes, P, 4,
+                                               COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
+                                               COLLX_LP_BETA_PS_DEFAULT * 1e-12),
+                      nullptr);
+}
+
+// Each node's share of a vector of `count` elements per rank (its ranks'
+// blocks), in the order of its leaders.
+std::vector<std::size_t> node_shares(const Levels &lv, const std::vector<int> &leaders,
+                                     std::size_t count) {
+    std::vector<std::size_t> v;
+    for (int q : leaders) v.push_back(lv.node(q).size() * count);
+    return v;
+}
+
 // Every rank's stages from time 0, one after the other.
 Result run_seq(Engine &e, Runner &run, std::vector<std::unique_ptr<SeqRank>> &ranks) {
     for (auto &sr : ranks) {
@@ -1053,12 +1073,8 @@ Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t
     // hanx's glue starts it (the core's segment size for it)
     const auto ring = [&p, &dt, op](const collx_transport_t *tr, char *buf, std::size_t n,
                                     const std::size_t *chunks, int tag) -> MakeOp {
-        const collx_tuning_t tun = tuning_for(
-            p, COLLX_TREE_RING, 4,
-            collx_tree_segment_bytes(COLLX_COLL_REDUCE_SCATTER, COLLX_TREE_RING,
-                                     n * dt.size, tr->size, 4, COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
-                                     COLLX_LP_BETA_PS_DEFAULT * 1e-12),
-            nullptr);
+        const collx_tuning_t tun =
+            ring_tuning(p, COLLX_COLL_REDUCE_SCATTER, n * dt.size, tr->size);
         return [=](const collx_notify_t &nt) {
             return make_ring(*tr, COLLX_RING_REDUCE_SCATTER, nullptr, buf, n, dt, op, tag, tun,
                              &nt, chunks);
@@ -1124,8 +1140,8 @@ Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t
             me->steps.push_back(node_ring ? ring(node, ord, total, chunks, 2)
                                           : module_rs(node, ord, mid, chunks, l, 2));
             const collx_transport_t *rail = e.transport(r, &lv.rail(r));
-            int j = 0;  // my rank in the rail
-            for (int q = 0; q < r; ++q) j += lv.place(q) == l;
+            // my rank in the rail: the pieces before mine in my rail's part, all of count
+            const int j = static_cast<int>(piece / count);
             if (a.up == COLLX_TREE_RING && commute) {
                 me->steps.push_back(ring(rail, mid, chunks[l], chunks + S, 3));
                 me->steps.push_back([=](const collx_notify_t &) {  // my piece out
@@ -1157,14 +1173,12 @@ Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t
             }
             char *share = acc;  // (the leader's: its node's share, after the leaders' step)
             if (l == 0) {
-                counts.emplace_back(static_cast<std::size_t>(nnodes));
-                std::size_t *ncnt = counts.back().data(), share_at = 0;
-                for (int n = 0; n < nnodes; ++n) {
-                    ncnt[n] = static_cast<std::size_t>(
-                                  std::min(topo.per_node, P - n * topo.per_node)) * count;
-                    if (n < topo.node(r)) share_at += ncnt[n];
-                }
-                const collx_transport_t *leaders = e.transport(r, &lv.rail(r));
+                const std::vector<int> &group = lv.group(lv.h.nlevels - 1, r);
+                counts.push_back(node_shares(lv, group, count));
+                const std::size_t *ncnt = counts.back().data();
+                std::size_t share_at = 0;
+                for (int n = 0; n < topo.node(r); ++n) share_at += ncnt[n];
+                const collx_transport_t *leaders = e.transport(r, &group);
                 const collx_tuning_t tun = tuning_for(p, COLLX_TREE_RING, 4,
                                                       std::max<std::size_t>(total * dt.size, 1),
                                                       nullptr);
@@ -1247,19 +1261,12 @@ Result run_allgather(Engine &e, const Params &p, const Algo &a, std::size_t coun
             } else if (st.kind == COLLX_HSTEP_ALLGATHERV) {  // the leaders, in node order
                 const std::vector<int> &leaders = lv.group(L - 1, r);
                 const collx_transport_t *tr = e.transport(r, &leaders);
-                shares.emplace_back();
-                for (int q : leaders)
-                    shares.back().push_back(lv.node(q).size() * count);
+                shares.push_back(node_shares(lv, leaders, count));
                 const std::size_t *chunks = shares.back().data();
-                const bool ring = a.up == COLLX_TREE_RING;
                 const collx_tuning_t tun =
-                    ring ? tuning_for(p, COLLX_TREE_RING, 4,
-                                      collx_tree_segment_bytes(COLLX_COLL_ALLGATHER, COLLX_TREE_RING,
-                                                               total * dt.size, tr->size, 4,
-                                                               COLLX_LP_ALPHA_NS_DEFAULT * 1e-9,
-                                                               COLLX_LP_BETA_PS_DEFAULT * 1e-12),
-                                      nullptr)
-                         : once(COLLX_TREE_RING, total);
+                    a.up == COLLX_TREE_RING
+                        ? ring_tuning(p, COLLX_COLL_ALLGATHER, total * dt.size, tr->size)
+                        : once(COLLX_TREE_RING, total);
                 if (tr->size > 1)
                     me->steps.push_back([=](const collx_notify_t &nt) {
                         return make_ring(*tr, COLLX_RING_ALLGATHER, nullptr, recv, total, dt, nullptr,
