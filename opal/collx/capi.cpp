@@ -1,5 +1,6 @@
 // extern "C" entry points of the core.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <new>
@@ -10,8 +11,15 @@
 #include "executor.hpp"
 #include "schedule.hpp"
 
+// One operation, or a group of them started together (collx_allgather_start)
+// that finishes when all of its parts have: each part notifies part_done,
+// and the last one the caller.
 struct collx_op {
     std::unique_ptr<collx::Operation> impl;
+    std::vector<std::unique_ptr<collx::Operation>> parts;
+    std::atomic<std::size_t> left{0};
+    std::atomic<int> status{COLLX_OK};
+    collx_notify_t notify{nullptr, nullptr};
 };
 
 namespace {
@@ -26,7 +34,9 @@ bool valid(const collx_transport_t *t, const collx_dtype_t *dt, int root, const 
 template <class Make>
 int start(collx_op_t **out, Make make) {
     try {
-        auto *op = new collx_op{make()};
+        auto g = std::make_unique<collx_op>();
+        g->impl = make();
+        auto *op = g.release();
         *out = op;
         op->impl->start();  // may finish (and notify) at once
         return COLLX_OK;
@@ -35,6 +45,18 @@ int start(collx_op_t **out, Make make) {
     } catch (...) {
         return COLLX_ERR;
     }
+}
+
+// A part of a group finished: keep the first failure; the last part
+// tells the caller (who may free the group: nothing is touched after).
+void part_done(void *ctx, int status) {
+    auto *g = static_cast<collx_op *>(ctx);
+    int ok = COLLX_OK;
+    if (status != COLLX_OK) g->status.compare_exchange_strong(ok, status);
+    if (g->left.fetch_sub(1) != 1) return;
+    const collx_notify_t n = g->notify;
+    const int st = g->status.load();
+    if (n.fn) n.fn(n.ctx, st);
 }
 
 }  // namespace
@@ -128,6 +150,30 @@ int collx_ring_start(const collx_transport_t *t, int phases, const void *sendbuf
     });
 }
 
+int collx_allgather_start(const collx_transport_t *t, void *recvbuf, const size_t *counts,
+                          const size_t *displs, const collx_dtype_t *dt, const int *node_of,
+                          int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                          collx_op_t **out) {
+    if (!valid(t, dt, 0, tun, out) || !counts || !displs) return COLLX_ERR_ARG;
+    if (!collx_dtype_supported(dt)) return COLLX_ERR_UNSUPPORTED;
+    try {
+        auto g = std::make_unique<collx_op>();
+        if (notify) g->notify = *notify;
+        g->left = static_cast<std::size_t>(t->size);
+        const collx_notify_t each{part_done, g.get()};
+        // all built before any starts: a failed build has posted nothing
+        g->parts = collx::make_allgather(*t, recvbuf, counts, displs, *dt, node_of, tag, *tun,
+                                         &each);
+        *out = g.release();
+        for (auto &p : (*out)->parts) p->start();  // the last may finish (and notify)
+        return COLLX_OK;
+    } catch (const std::bad_alloc &) {
+        return COLLX_ERR_NOMEM;
+    } catch (...) {
+        return COLLX_ERR;
+    }
+}
+
 int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, int window,
                          collx_step_fn fn, void *ctx, const collx_notify_t *notify,
                          collx_op_t **out) {
@@ -136,7 +182,17 @@ int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, 
     return start(out, [&] { return collx::make_pipeline(st, nseg, window, fn, ctx, notify); });
 }
 
-int collx_op_test(collx_op_t *op, int *status) { return op->impl->finished(status) ? 1 : 0; }
+int collx_op_test(collx_op_t *op, int *status) {
+    if (op->impl) return op->impl->finished(status) ? 1 : 0;
+    int first = COLLX_OK;
+    for (auto &p : op->parts) {
+        int st = COLLX_OK;
+        if (!p->finished(&st)) return 0;
+        if (first == COLLX_OK) first = st;
+    }
+    if (status) *status = first;
+    return 1;
+}
 
 void collx_op_free(collx_op_t *op) { delete op; }
 

@@ -108,6 +108,11 @@ int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes
            mach->inter_beta_us >= COLLX_ALLGATHER_RING_LINK_RATIO * mach->intra_beta_us;
 }
 
+int collx_allgather_node_ring(size_t block_bytes, int nnodes, int size) {
+    return nnodes >= 2 && size <= COLLX_ALLGATHER_NODE_RING_MAX_RANKS &&
+           block_bytes >= COLLX_ALLGATHER_NODE_RING_MIN_BYTES;
+}
+
 int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks) {
     if (bytes < COLLX_RING_MIN_BYTES || !blocks || nnodes < 2 || size <= nnodes) return 0;
     if (bytes / static_cast<size_t>(size) < COLLX_RING_MIN_CHUNK) return 0;

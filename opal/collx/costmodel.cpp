@@ -68,8 +68,8 @@ double segments(size_t bytes, size_t seg) {
 extern "C" {
 
 const char *collx_model_algorithm_name(int a) {
-    static const char *const names[COLLX_MODEL_COUNT] = {"previous", "hierarchical", "split",
-                                                         "flat:pipeline", "flat:ring"};
+    static const char *const names[COLLX_MODEL_COUNT] = {
+        "previous", "hierarchical", "split", "flat:pipeline", "flat:ring", "node_ring"};
     return a >= 0 && a < COLLX_MODEL_COUNT ? names[a] : nullptr;
 }
 
@@ -165,6 +165,24 @@ int collx_model_choose(int coll, int nnodes, int node_size, int balanced, size_t
         // the blocks cross each node boundary once, through the leaders
         us[COLLX_MODEL_HIER] =
             gather(S, in, m) + allgather(N, out, S * m) + binomial(S, in, P * m);
+        if (N > 1) {
+            // the node ring: P broadcasts at once, each round the leaders
+            // and into every node, in the segments of its tree (32 KiB);
+            // a node's link carries the P - S blocks of the other nodes'
+            // ranks (bandwidth: the flows overlap each other's latencies), a
+            // leader forwards P - 1 blocks down its node's binomial tree,
+            // and the last block's chain takes N - 1 hops between nodes and
+            // lg(S) within, one segment each; the slowest of the three, and
+            // one latency between nodes
+            const size_t seg =
+                collx_tree_segment_bytes(coll, COLLX_TREE_TOPO, bytes, P, 2, 0, 0);
+            const double x = std::min(m, static_cast<double>(seg));
+            const double k = segments(bytes, seg);
+            const double link = (P - S) * out.b * m;
+            const double node = lg(S) * (P - 1) * k * in.step(x);
+            const double chain = (N - 1) * out.step(x) + lg(S) * in.step(x);
+            us[COLLX_MODEL_NODE_RING] = std::max({link, node, chain}) + out.a;
+        }
         break;
     case COLLX_COLL_ALLTOALL:  // bytes: one block
         us[COLLX_MODEL_PREVIOUS] = (P - S) * out.step(m, S) + (S - 1) * in.step(m);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <numeric>
 
 namespace collx {
 
@@ -222,11 +223,12 @@ class InOrder {
 class Bcast final : public Operation {
   public:
     Bcast(const collx_transport_t &t, void *buf, std::size_t count, const collx_dtype_t &dt,
-          int root, int tag, const collx_tuning_t &tun, const collx_notify_t *notify)
+          int root, TreeNode node, int tag, const collx_tuning_t &tun,
+          const collx_notify_t *notify)
         : Operation(t, dt, tag, tun, notify),
           buf_(static_cast<char *>(buf)),
           seg_(count, dt.size, tun.segment_bytes),
-          node_(tree_node(shape_of(tun), t.size, root, t.rank)),
+          node_(std::move(node)),
           fwd_(seg_.nseg) {
         order_for_bcast(node_);
         is_root_ = (t.rank == root);
@@ -819,7 +821,31 @@ class RdAllreduce final : public Operation {
 std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,
                                       const collx_dtype_t &dt, int root, int tag,
                                       const collx_tuning_t &tun, const collx_notify_t *notify) {
-    return std::make_unique<Bcast>(t, buf, count, dt, root, tag, tun, notify);
+    return std::make_unique<Bcast>(t, buf, count, dt, root,
+                                   tree_node(shape_of(tun), t.size, root, t.rank), tag, tun,
+                                   notify);
+}
+
+std::vector<std::unique_ptr<Operation>> make_allgather(const collx_transport_t &t, void *buf,
+                                                       const std::size_t *counts,
+                                                       const std::size_t *displs,
+                                                       const collx_dtype_t &dt,
+                                                       const int *node_of, int tag,
+                                                       const collx_tuning_t &tun,
+                                                       const collx_notify_t *notify) {
+    std::vector<int> own;  // no node map: every rank its own node
+    if (node_of == nullptr) {
+        own.resize(static_cast<std::size_t>(t.size));
+        std::iota(own.begin(), own.end(), 0);
+        node_of = own.data();
+    }
+    std::vector<std::unique_ptr<Operation>> parts;
+    parts.reserve(static_cast<std::size_t>(t.size));
+    for (int r = 0; r < t.size; ++r)
+        parts.push_back(std::make_unique<Bcast>(
+            t, static_cast<char *>(buf) + static_cast<std::ptrdiff_t>(displs[r]) * dt.extent,
+            counts[r], dt, r, topo_ring_node(node_of, t.size, r, t.rank), tag - r, tun, notify));
+    return parts;
 }
 
 std::unique_ptr<Operation> make_ring(const collx_transport_t &t, int phases, const void *sendbuf,

@@ -120,6 +120,19 @@ std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std
                                       const collx_dtype_t &dt, int root, int tag,
                                       const collx_tuning_t &tun, const collx_notify_t *notify);
 
+// An allgather(v) in place: one broadcast from every rank at once, rank r's
+// counts[r] elements at buf + displs[r] extents, each on the topology-aware
+// ring tree (topo_ring_node over node_of; nullptr: every rank its own node,
+// a chain round the ranks) with tag tag - r (the caller reserves P tags).
+// Each part notifies `notify` when it finishes; the caller starts them.
+std::vector<std::unique_ptr<Operation>> make_allgather(const collx_transport_t &t, void *buf,
+                                                       const std::size_t *counts,
+                                                       const std::size_t *displs,
+                                                       const collx_dtype_t &dt,
+                                                       const int *node_of, int tag,
+                                                       const collx_tuning_t &tun,
+                                                       const collx_notify_t *notify);
+
 // all = true: allreduce (root ignored; the tree is rooted at rank 0).
 std::unique_ptr<Operation> make_reduce(const collx_transport_t &t, const void *sendbuf,
                                        void *recvbuf, std::size_t count, const collx_dtype_t &dt,

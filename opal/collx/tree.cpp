@@ -134,7 +134,14 @@ TreeNode tree_node(const TreeShape &shape, int P, int root, int rank) {
     return in_range(shape, P, 0, root, rank);
 }
 
-TreeNode topo_node(const int *node_of, int P, int root, int rank) {
+namespace {
+
+// The topology-aware trees: the root's node is led by the root, every other
+// node by its lowest rank; a tree over the leaders (ring: a chain round the
+// nodes in the order of their ids, from the root's node; else a binomial
+// tree, the root's node first, then nodes by increasing leader rank), and a
+// binomial tree inside each node fans out from its leader.
+TreeNode topo_tree(const int *node_of, int P, int root, int rank, bool ring) {
     // members of each node, in rank order; the leader goes first
     std::vector<int> ids(node_of, node_of + P);
     std::vector<int> order(ids);
@@ -150,12 +157,11 @@ TreeNode topo_node(const int *node_of, int P, int root, int rank) {
     auto &rm = members[root_node];
     const auto at = std::find(rm.begin(), rm.end(), root);
     std::rotate(rm.begin(), at, at + 1);  // the root leads its node
-    // leaders: the root's node first, the others by increasing leader rank
     std::vector<int> nodes_in_tree{root_node};
-    for (int k = 0; k < nn; ++k)
-        if (k != root_node) nodes_in_tree.push_back(k);
-    std::sort(nodes_in_tree.begin() + 1, nodes_in_tree.end(),
-              [&](int a, int b) { return members[a][0] < members[b][0]; });
+    for (int k = 1; k < nn; ++k) nodes_in_tree.push_back((root_node + k) % nn);
+    if (!ring)
+        std::sort(nodes_in_tree.begin() + 1, nodes_in_tree.end(),
+                  [&](int a, int b) { return members[a][0] < members[b][0]; });
 
     TreeNode t;
     t.rank = rank;
@@ -165,7 +171,7 @@ TreeNode topo_node(const int *node_of, int P, int root, int rank) {
     if (pos == 0) {  // a leader: its place in the leaders' tree
         const int lv = static_cast<int>(
             std::find(nodes_in_tree.begin(), nodes_in_tree.end(), my_node) - nodes_in_tree.begin());
-        VNode up = knomial(2, nn, lv);
+        VNode up = ring ? chains(1, nn, lv) : knomial(2, nn, lv);
         if (up.parent >= 0) t.parent = members[nodes_in_tree[up.parent]][0];
         for (std::size_t i = 0; i < up.children.size(); ++i) {
             int ranks_below = 0;  // all ranks of the nodes in that leader subtree
@@ -182,6 +188,16 @@ TreeNode topo_node(const int *node_of, int P, int root, int rank) {
         t.subtree.push_back(in.sizes[i]);
     }
     return t;
+}
+
+}  // namespace
+
+TreeNode topo_node(const int *node_of, int P, int root, int rank) {
+    return topo_tree(node_of, P, root, rank, false);
+}
+
+TreeNode topo_ring_node(const int *node_of, int P, int root, int rank) {
+    return topo_tree(node_of, P, root, rank, true);
 }
 
 TreeNode ordered_node(const TreeShape &shape, int P, int root, int rank) {

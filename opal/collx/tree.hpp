@@ -62,6 +62,13 @@ TreeNode tree_node(const TreeShape &shape, int P, int root, int rank);
 // commutative reductions only.
 TreeNode topo_node(const int *node_of, int P, int root, int rank);
 
+// The same with the leaders in a chain round the nodes (in the order of
+// their node numbers, from the root's): every node's link carries one copy
+// out and one in, whichever rank is the root, so P broadcasts at once, one
+// from each rank (collx_allgather_start), load every node's link alike:
+// each rank's data leaves its node once and enters every other node once.
+TreeNode topo_ring_node(const int *node_of, int P, int root, int rank);
+
 // Order-preserving tree: every subtree covers a contiguous range of *real*
 // ranks and own_pos places each rank's contribution at its rank position,
 // so folding operands in list order yields x_0 op ... op x_{P-1} whatever

@@ -100,6 +100,8 @@ step "the front door's flat collx trees (tuning file), 3+1 round-robin: the topo
     flat_trees nodes -n 2 --slots 3,1 --timeout 300 -- --map-by node --mca coll_hanx_priority 100
 step "split-rail allreduce (tuning file), 2x2 round-robin: rails across the real nodes" \
     split_rails ran nodes -n 2 -m 2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100
+step "the node ring allgather (tuning file), 3+2 round-robin: every rank's block round the real nodes" \
+    node_ring nodes -n 2 --slots 3,2 --timeout 300 -- --map-by node --mca coll_hanx_priority 100
 step "hanx non-commutative reductions and scans go through the levels on 3+1 blocks" \
     noncomm levels -n 2 --slots 3,1 --timeout 300 --
 step "hanx non-commutative reductions and scans on round-robin: gathered and folded in order" \

@@ -207,6 +207,12 @@ step "... 3 levels, 8 ranks as 2 nodes x 2 sockets x 2, collx trees on the level
     --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_allreduce_segment_size 56
 step "... 5 ranks as 2+2+1: nodes of different sizes, the levels' allreduce serves" \
     split_rails levels local_run 300 5 $HANX 2
+step "the node ring allgather (tuning file), 4 ranks as 2x2, blocking and non-blocking, 256-byte segments" \
+    node_ring local_run 300 4 $HANX 2
+step "... 7 ranks on 3 nodes round-robin (3+2+2: nodes of different sizes, blocks not in node order)" \
+    node_ring local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1
+step "... 3 levels, 8 ranks as 2 nodes x 2 sockets x 2 (the ring round the nodes, not the sockets)" \
+    node_ring local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2
 split_default() (  # coll_hanx_default_algorithm 3, no tuning file: allreduce and reduce_scatter(_block) split, the rest hierarchical
     local out ok=0
     unset OMPI_MCA_coll_hanx_tuning_file
@@ -363,40 +369,55 @@ reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of
 )
 step "built-in reduce_scatter(_block) from 64 KiB of vector: split rails on the collx ring (node and rails), commutative ops, blocking and not; a set coll_hanx_low/up_algorithm decides" \
     reduce_scatter_default
-allgather_ring() (  # the built-in leaders' allgather on the collx ring from blocks of 32 KiB on slow links between nodes (nodes of one size)
+allgather_default() (  # the built-in allgather: the node ring from blocks of 32 KiB; below, the levels (the leaders' collx ring on slow links)
     local ok=0 out n
     unset OMPI_MCA_coll_hanx_tuning_file
     # the machine as the model's parameters say (not measured): links between nodes at 1 Gbit/s,
     # 80x the time per byte within a node; or the shipped default, 4x
     local slow="--mca coll_hanx_model_measure 0 --mca coll_hanx_model_inter_beta_ps_per_byte 8000"
-    ring_calls() {  # ring_calls COLL BLOCK NP PER_NODE MACHINE: how many of the ranks' calls ran the leaders' ring
-        one_call "$3" "$4" "$1" "$2" $5 | grep -c "leaders' allgather on the collx ring"
+    calls() {  # calls WHAT COLL BLOCK NP PER_NODE MACHINE: how many of the ranks' calls said WHAT
+        local what=$1; shift
+        one_call "$3" "$4" "$1" "$2" $5 | grep -c "$what"
     }
     for c in allgather iallgather; do
-        [ "$(ring_calls $c 32768 4 2 "$slow")" -gt 0 ] || { echo "$c of 32 KiB blocks: no ring between the leaders"; ok=1; }
-        [ "$(ring_calls $c 32760 4 2 "$slow")" = 0 ] || { echo "$c below 32 KiB blocks on the ring"; ok=1; }
-        [ "$(ring_calls $c 65536 4 3 "$slow")" = 0 ] || { echo "$c on nodes of 3+1 on the ring"; ok=1; }
-        [ "$(ring_calls $c 65536 4 2 "--mca coll_hanx_model_measure 0")" = 0 ] ||
-            { echo "$c on the ring on the default machine (links 4x slower only)"; ok=1; }
-        [ "$(ring_calls $c 65536 4 2 "$slow --mca coll_hanx_up_algorithm module")" = 0 ] ||
-            { echo "$c on the ring though coll_hanx_up_algorithm says module"; ok=1; }
+        for mach in "$slow" "--mca coll_hanx_model_measure 0"; do
+            [ "$(calls "node ring" $c 32768 4 2 "$mach")" -gt 0 ] || { echo "$c of 32 KiB blocks ($mach): not the node ring"; ok=1; }
+            [ "$(calls "node ring" $c 32760 4 2 "$mach")" = 0 ] || { echo "$c below 32 KiB blocks ($mach) on the node ring"; ok=1; }
+        done
+        # any placement: nodes of 3+1
+        [ "$(calls "node ring" $c 65536 4 3 "$slow")" -gt 0 ] || { echo "$c on nodes of 3+1: not the node ring"; ok=1; }
+        # one node: the levels' hand-over, no ring
+        [ "$(calls "node ring" $c 65536 4 4 "$slow")" = 0 ] || { echo "$c on one node on the node ring"; ok=1; }
+        # below the node ring on slow links: the levels, the leaders on the collx ring only from 32 KiB
+        [ "$(calls "leaders' allgather on the collx ring" $c 32760 4 2 "$slow")" = 0 ] ||
+            { echo "$c below 32 KiB blocks: the leaders' ring"; ok=1; }
     done
-    # results: every datatype and count of the checker, the ring where it applies, and on 3+1
-    out=$(logged local_run 300 4 $HANX 2 $slow --mca coll_hanx_verbose 10 "$CHECKER" --quick --big \
-          --colls "allgather,iallgather" --seed 39)
+    # the leaders' collx ring as a rule names it (the one flag takes it where the node ring
+    # does not run: above 64 ranks), results on every datatype and count, and on 3+1 the
+    # hand-over to their module
+    local rule=$COLLX_SRCDIR/test/mpi/tuning/leaders-ring.json
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_tuning_file "$rule" --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --big --colls "allgather,iallgather" --seed 39)
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || return 1
     n=$(echo "$out" | grep -c "leaders' allgather on the collx ring")
-    [ "$n" -gt 0 ] || { echo "the checker's big allgathers not on the ring"; ok=1; }
-    out=$(logged local_run 300 4 $HANX 3 $slow --mca coll_hanx_verbose 10 "$CHECKER" --quick --big \
-          --colls "allgather,iallgather" --seed 41)
+    [ "$n" -gt 0 ] || { echo "the checker's allgathers not on the leaders' ring"; ok=1; }
+    out=$(logged local_run 300 4 $HANX 3 --mca coll_hanx_tuning_file "$rule" --mca coll_hanx_verbose 10 \
+          "$CHECKER" --quick --big --colls "allgather,iallgather" --seed 41)
     echo "$out" | grep -q " 0 failed" || return 1
     echo "$out" | grep -q "leaders' allgather on their module (nodes of different sizes)" ||
         { echo "3+1: no hand-over to the leaders' module said"; ok=1; }
+    # the one flag's node ring on every datatype and count, blocking and not (the checker's
+    # big counts reach 32 KiB blocks)
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 "$CHECKER" --quick --big \
+          --colls "allgather,allgatherv,iallgather" --seed 43)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    node_ring_ran "$out" || ok=1
     return $ok
 )
-step "built-in allgather: the leaders' on the collx ring from blocks of 32 KiB, blocking or not, where the link between nodes is 6x slower per byte than within and the nodes are of one size (3+1: their module)" \
-    allgather_ring
+step "built-in allgather(v): the node ring from blocks of 32 KiB on 2 nodes or more, blocking or not, any placement; below, the levels; the leaders' collx ring as a rule names it (3+1: their module)" \
+    allgather_default
 ring_default() (  # the built-in large allreduce: split rails on the collx ring, blocking or not
     local out ok=0 small
     unset OMPI_MCA_coll_hanx_tuning_file

@@ -120,6 +120,26 @@ split_rails() {  # split_rails ran|levels RUNNER...: results right; split rails 
     fi
     return $ok
 }
+# the node ring: a rule's "node_ring" runs allgather and allgatherv,
+# blocking and not, as every rank's block broadcast at once round the nodes
+# (test/mpi/tuning/node-ring.json: in 256-byte segments)
+NODE_RING_COLLS="allgather,allgatherv,iallgather,overlap"
+node_ring() {  # node_ring RUNNER...: results right, every form ran on the node ring
+    local out
+    out=$(logged "$@" --mca coll_hanx_verbose 10 \
+          --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/node-ring.json" \
+          "$CHECKER" --quick --colls "$NODE_RING_COLLS" --seed 37)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || return 1
+    node_ring_ran "$out"
+}
+node_ring_ran() {  # node_ring_ran OUTPUT: allgather, allgatherv and iallgather each said they ran on the node ring
+    local c ok=0
+    for c in allgather allgatherv iallgather; do
+        echo "$1" | grep -q "coll:hanx: $c on .*: node ring" || { echo "no $c on the node ring"; ok=1; }
+    done
+    return $ok
+}
 # The component really served the calls: with verbose 10 it logs each one.
 served_by() {  # served_by COMPONENT COLLECTIVE runner...
     local comp=$1 coll=$2; shift 2

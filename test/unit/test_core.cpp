@@ -54,16 +54,22 @@ START_TEST(trees_are_spanning_for_every_size_and_root) {
 }
 END_TEST
 
+// The node numbers of P ranks in one of the topology tests' 4 layouts.
+std::vector<int> node_layout(int P, int layout, std::mt19937 &rng) {
+    std::vector<int> node(P);
+    for (int r = 0; r < P; ++r)
+        node[r] = layout == 0   ? r / 4                         // blocks of 4
+                  : layout == 1 ? r % 3                         // round-robin on 3
+                  : layout == 2 ? 100 - r / 7                   // ids not in rank order
+                                : static_cast<int>(rng() % 5);  // random, uneven
+    return node;
+}
+
 START_TEST(topology_tree_crosses_each_node_boundary_once) {
     std::mt19937 rng(5);
     for (int P = 1; P <= 64; ++P)
         for (int layout = 0; layout < 4; ++layout) {
-            std::vector<int> node(P);
-            for (int r = 0; r < P; ++r)
-                node[r] = layout == 0   ? r / 4                      // blocks of 4
-                          : layout == 1 ? r % 3                      // round-robin on 3
-                          : layout == 2 ? 100 - r / 7                // ids not in rank order
-                                        : static_cast<int>(rng() % 5);  // random, uneven
+            const std::vector<int> node = node_layout(P, layout, rng);
             std::vector<int> ids(node);
             std::sort(ids.begin(), ids.end());
             const int nnodes =
@@ -80,6 +86,56 @@ START_TEST(topology_tree_crosses_each_node_boundary_once) {
                     for (int c : all[r].children) crossings += node[c] != node[r];
                 ck_assert_msg(crossings == nnodes - 1, "topo P=%d layout=%d root=%d: %d crossings",
                               P, layout, root, crossings);
+            }
+        }
+}
+END_TEST
+
+// The ring form (topo_ring_node): a spanning tree crossing each node
+// boundary once per root, and over all P roots -- the P broadcasts of
+// collx_allgather_start -- every rank's data enters every other node once
+// and a node's link out carries P minus the next node's ranks: no link
+// more than the others, nothing twice.
+START_TEST(topology_ring_tree_loads_every_node_link_alike) {
+    std::mt19937 rng(6);
+    for (int P = 1; P <= 40; ++P)
+        for (int layout = 0; layout < 4; ++layout) {
+            const std::vector<int> node = node_layout(P, layout, rng);
+            std::vector<int> ids(node);
+            std::sort(ids.begin(), ids.end());
+            ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+            const int nn = static_cast<int>(ids.size());
+            auto idx = [&](int r) {
+                return static_cast<int>(std::lower_bound(ids.begin(), ids.end(), node[r]) -
+                                        ids.begin());
+            };
+            std::vector<int> members(nn, 0), out(nn, 0), in(nn, 0);
+            for (int r = 0; r < P; ++r) ++members[idx(r)];
+            for (int root = 0; root < P; ++root) {
+                auto all = build_all(P, root, [&](int p, int r, int k) {
+                    return topo_ring_node(node.data(), p, r, k);
+                });
+                std::string err = validate_tree(all, root);
+                ck_assert_msg(err.empty(), "topo ring P=%d layout=%d root=%d: %s", P, layout,
+                              root, err.c_str());
+                int crossings = 0;
+                for (int r = 0; r < P; ++r)
+                    for (int c : all[r].children)
+                        if (node[c] != node[r]) {
+                            ++crossings;
+                            ++out[idx(r)];
+                            ++in[idx(c)];
+                            ck_assert_msg(idx(c) == (idx(r) + 1) % nn,
+                                          "P=%d layout=%d root=%d: %d to %d skips a node", P,
+                                          layout, root, r, c);
+                        }
+                ck_assert_int_eq(crossings, nn - 1);
+            }
+            for (int k = 0; k < nn; ++k) {
+                ck_assert_msg(in[k] == P - members[k], "P=%d layout=%d: node %d gets %d blocks",
+                              P, layout, k, in[k]);
+                ck_assert_msg(out[k] == P - members[(k + 1) % nn],
+                              "P=%d layout=%d: node %d sends %d blocks", P, layout, k, out[k]);
             }
         }
 }
@@ -287,6 +343,77 @@ START_TEST(bcast_delivers_root_data_everywhere) {
                         ck_assert_msg(buf[r][count] == (r == root ? uint32_t(count * 2654435761u)
                                                                   : 0xdeadbeef),
                                       "wrote past the end");
+                    }
+                }
+}
+END_TEST
+
+// collx_allgather_start: every rank's block (sizes uneven and zero, the
+// blocks in reverse rank order with gaps between them) reaches every rank
+// and nothing else is written, on random delivery orders, with and without
+// a node map; the group notifies once, when every part has finished.
+START_TEST(allgather_spreads_every_block_once) {
+    const collx_dtype_t dt = dtype_of(sizeof(uint32_t));
+    unsigned seed = 9000;
+    const int layouts[][16] = {{0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7},
+                               {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0},
+                               {5, 5, 5, 1, 1, 9, 9, 9, 9, 1, 5, 0, 0, 0, 0, 0}};
+    for (int P : sizes)
+        for (int layout = -1; layout < 3; ++layout)
+            for (std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(37)})
+                for (const Shape &sh : shapes) {
+                    sim::World w(P, seed++);
+                    std::vector<std::size_t> cnt(P), dsp(P);
+                    std::size_t at = 0;
+                    for (int r = P - 1; r >= 0; --r) {  // reverse order, a gap after each
+                        cnt[r] = count == 0 ? 0 : count + static_cast<std::size_t>(r % 3) * 5;
+                        if (r == 1) cnt[r] = 0;
+                        dsp[r] = at;
+                        at += cnt[r] + 2;
+                    }
+                    auto expect = [&](int src, std::size_t i) {
+                        return uint32_t(src * 1000003u + i * 2654435761u);
+                    };
+                    std::vector<std::vector<uint32_t>> buf(P, std::vector<uint32_t>(at, 0xdeadbeef));
+                    for (int r = 0; r < P; ++r)
+                        for (std::size_t i = 0; i < cnt[r]; ++i) buf[r][dsp[r] + i] = expect(r, i);
+                    collx_tuning_t tun{COLLX_TREE_BINOMIAL, 2, sh.seg_bytes, sh.max_send,
+                                       sh.max_recv, nullptr};
+                    const int *node_of = layout < 0 ? nullptr : layouts[layout];
+                    std::vector<collx_op_t *> ops(P, nullptr);
+                    std::vector<int> notified(P, 0);
+                    auto note = [](void *ctx, int st) {
+                        ck_assert_int_eq(st, COLLX_OK);
+                        ++*static_cast<int *>(ctx);
+                    };
+                    for (int r = 0; r < P; ++r) {
+                        collx_notify_t nt{note, &notified[r]};
+                        ck_assert_int_eq(collx_allgather_start(&w.transport(r), buf[r].data(),
+                                                               cnt.data(), dsp.data(), &dt, node_of,
+                                                               -100, &tun, &nt, &ops[r]),
+                                         COLLX_OK);
+                    }
+                    for (long steps = 0;; ++steps) {
+                        int done = 0, st = COLLX_OK;
+                        for (int r = 0; r < P; ++r) {
+                            const int fin = collx_op_test(ops[r], &st);
+                            ck_assert_int_eq(fin, notified[r]);
+                            done += fin;
+                        }
+                        if (done == P) break;
+                        ck_assert_msg(w.step(), "P=%d layout=%d count=%zu seg=%zu: deadlock", P,
+                                      layout, count, sh.seg_bytes);
+                        ck_assert(steps < 10000000);
+                    }
+                    ck_assert(!w.unmatched());
+                    for (int r = 0; r < P; ++r) {
+                        ck_assert_int_eq(notified[r], 1);
+                        collx_op_free(ops[r]);
+                        std::vector<uint32_t> want(at, 0xdeadbeef);
+                        for (int s = 0; s < P; ++s)
+                            for (std::size_t i = 0; i < cnt[s]; ++i) want[dsp[s] + i] = expect(s, i);
+                        ck_assert_msg(buf[r] == want, "P=%d layout=%d count=%zu seg=%zu: rank %d",
+                                      P, layout, count, sh.seg_bytes, r);
                     }
                 }
 }
@@ -1069,6 +1196,32 @@ START_TEST(cost_model_predicts_and_chooses) {
     ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLGATHER, 4, 2, 1, 1 << 18, 0, COLLX_MODEL_HIER, &slow, us),
                      COLLX_MODEL_HIER);
     ck_assert(us[COLLX_MODEL_PREVIOUS] > 1.8 * us[COLLX_MODEL_HIER]);
+    // the node ring of 256 KiB blocks on 4 x 2 at 1 Gbit/s: the link's
+    // P - S = 6 blocks, slower than a leader's 7 blocks of 8 segments down
+    // its node and than the last block's chain, plus a latency; within the
+    // margin of the levels (which also move 6 blocks across): each keeps
+    // its place as the baseline
+    const double nr_link = 6 * 8e-3 * 262144;
+    ck_assert_double_eq_tol(us[COLLX_MODEL_NODE_RING], nr_link + 7, 1e-6);
+    ck_assert(nr_link > 7 * 8 * (0.8 + 1e-4 * 32768) && nr_link > 3 * (7 + 8e-3 * 32768));
+    ck_assert(us[COLLX_MODEL_NODE_RING] < us[COLLX_MODEL_HIER] &&
+              us[COLLX_MODEL_NODE_RING] > 0.8 * us[COLLX_MODEL_HIER]);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLGATHER, 4, 2, 1, 1 << 18, 0,
+                                        COLLX_MODEL_NODE_RING, &slow, us),
+                     COLLX_MODEL_NODE_RING);
+    // on the unlimited links the levels' serial gather and bcast cost more
+    // than the node ring's overlapped ones: it takes 2 MiB blocks (measured
+    // 0.62-0.83 of the levels' time); 8 B blocks stay on the levels (its
+    // chain of latencies, measured 2x theirs); one node: no node ring
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLGATHER, 4, 2, 1, 2 << 20, 0,
+                                        COLLX_MODEL_HIER, &fast, us),
+                     COLLX_MODEL_NODE_RING);
+    ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLGATHER, 4, 2, 1, 8, 0, COLLX_MODEL_HIER,
+                                        &fast, us),
+                     COLLX_MODEL_HIER);
+    ck_assert(us[COLLX_MODEL_NODE_RING] > 1.5 * us[COLLX_MODEL_HIER]);
+    collx_model_choose(COLLX_COLL_ALLGATHER, 1, 4, 1, 1 << 20, 0, COLLX_MODEL_HIER, &fast, us);
+    ck_assert(us[COLLX_MODEL_NODE_RING] < 0);
     // alltoall: the same link bytes either way, the leaders' funnel extra:
     // small blocks through the leaders (fewer latencies), large ones direct
     ck_assert_int_eq(collx_model_choose(COLLX_COLL_ALLTOALL, 4, 2, 1, 8, 0, COLLX_MODEL_HIER, &fast, us),
@@ -1281,6 +1434,12 @@ START_TEST(one_table_of_collectives_and_default_segments) {
                           fast_links = {0.8, 1e-4, 6, 4e-4, 2.5e-4},
                           above = {0.8, 1e-4, 6, 6.1e-4, 2.5e-4},
                           below = {0.8, 1e-4, 6, 5.9e-4, 2.5e-4};
+    // the node ring from 32 KiB blocks on 2 nodes or more, up to 64 ranks
+    ck_assert_int_eq(collx_allgather_node_ring(32768, 2, 4), 1);
+    ck_assert_int_eq(collx_allgather_node_ring(32767, 2, 4), 0);
+    ck_assert_int_eq(collx_allgather_node_ring(1 << 20, 1, 4), 0);
+    ck_assert_int_eq(collx_allgather_node_ring(1 << 20, 8, 64), 1);
+    ck_assert_int_eq(collx_allgather_node_ring(1 << 20, 8, 65), 0);
     ck_assert_int_eq(collx_allgather_leaders_ring(&slow_links, 32768), 1);
     ck_assert_int_eq(collx_allgather_leaders_ring(&slow_links, 32767), 0);
     ck_assert_int_eq(collx_allgather_leaders_ring(&slow_links, 64u << 20), 1);
@@ -1771,12 +1930,14 @@ int main() {
     tcase_add_test(trees, ordered_reduce_folds_in_rank_order);
     tcase_add_test(trees, tree_depths_match_their_shape);
     tcase_add_test(trees, topology_tree_crosses_each_node_boundary_once);
+    tcase_add_test(trees, topology_ring_tree_loads_every_node_link_alike);
     tcase_add_test(trees, validator_rejects_broken_trees);
     tcase_add_test(trees, segmentation_covers_count_exactly);
     suite_add_tcase(s, trees);
     TCase *exec = tcase_create("executor");
     tcase_set_timeout(exec, 300);
     tcase_add_test(exec, bcast_delivers_root_data_everywhere);
+    tcase_add_test(exec, allgather_spreads_every_block_once);
     tcase_add_test(exec, reduce_commutative);
     tcase_add_test(exec, reduce_commutative_in_place);
     tcase_add_test(exec, reduce_non_commutative_keeps_rank_order);

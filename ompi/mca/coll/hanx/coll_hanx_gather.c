@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "coll_hanx.h"
+#include "ompi/datatype/ompi_datatype.h"
+#include "ompi/mca/coll/base/coll_base_util.h"
 #include "ompi/mca/coll/base/coll_tags.h"
 #include "ompi/mca/pml/pml.h"
 #include "ompi/request/request.h"
@@ -483,6 +485,72 @@ static void leaders_ring(const mca_coll_hanx_module_t *m, hanx_pipeline_t *p,
              p->comm->c_name, ring ? "the collx ring" : "their module (nodes of different sizes)");
 }
 
+/* 1 when the choice is the node ring (a tuning rule's "node_ring"). */
+static int is_node_ring(const hanx_choice_t *ch)
+{
+    return ch->algorithm && !strcmp(ch->algorithm, "node_ring");
+}
+
+/* The node ring: allgather(v) as every rank's block broadcast at once
+ * round the nodes' leaders, each fanning out into its node, on the
+ * receive buffer with the caller's datatype (collx_allgather_start;
+ * nothing packed), in the choice's segments (default: the topo tree's,
+ * collx_tree_segment_bytes).  rcounts/displs NULL: rcount each, in rank order.  Blocking when
+ * req is NULL.  1 when it ran (*rc its status); 0 when the core does not
+ * take rdtype (zero or negative extent): the caller runs the call another
+ * way.  Takes P tags of comm's non-blocking space. */
+static int node_ring(const mca_coll_hanx_module_t *m, const hanx_choice_t *ch, const void *sbuf,
+                     int scount, struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
+                     const int *displs, int rcount, struct ompi_datatype_t *rdtype,
+                     struct ompi_communicator_t *comm, ompi_request_t **req, int *rc)
+{
+    const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
+    collx_dtype_t d;
+    collx_glue_dtype(&d, rdtype);
+    if (!collx_dtype_supported(&d)) return 0;
+    const char *form = req ? "i" : "";
+    HANX_LOG(10, "coll:hanx: %sallgather%s on %s: node ring (every rank's block at once round "
+                 "the nodes)", form, rcounts ? "v" : "", comm->c_name);
+    size_t *cnt = malloc((size_t)size * sizeof(size_t)), *dsp = malloc((size_t)size * sizeof(size_t));
+    *rc = cnt && dsp ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
+    for (int r = 0; OMPI_SUCCESS == *rc && r < size; ++r) {
+        cnt[r] = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
+        dsp[r] = displs ? (size_t)(ptrdiff_t)displs[r] : (size_t)r * (size_t)rcount;
+    }
+    if (OMPI_SUCCESS == *rc && MPI_IN_PLACE != sbuf) /* my block into its place */
+        *rc = ompi_datatype_sndrcv(sbuf, scount, sdtype, mca_coll_hanx_elem(rbuf, rdtype, dsp[rank]),
+                                   (int)cnt[rank], rdtype);
+    collx_request_t *r = NULL;
+    collx_notify_t nt;
+    if (OMPI_SUCCESS == *rc) {
+        r = collx_glue_request_new(&nt);
+        if (NULL == r) *rc = OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    if (OMPI_SUCCESS == *rc) {
+        collx_transport_t t;
+        collx_glue_transport(&t, comm);
+        const size_t block = mca_coll_hanx_bytes(rdtype, cnt[rank]);
+        const collx_tuning_t tun = {
+            COLLX_TREE_TOPO, 2,
+            ch->segment_bytes ? ch->segment_bytes
+                              : collx_tree_segment_bytes(COLLX_COLL_ALLGATHER, COLLX_TREE_TOPO,
+                                                         block, size, 2, 0, 0),
+            8, 8, NULL};
+        const int tag = ompi_coll_base_nbc_reserve_tags(comm, size);
+        *rc = collx_glue_rc(collx_allgather_start(&t, rbuf, cnt, dsp, &d,
+                                                  m->leader[m->nlevels - 2], tag, &tun, &nt,
+                                                  &r->op));
+        if (OMPI_SUCCESS != *rc) collx_glue_request_abandon(r);
+    }
+    free(cnt);
+    free(dsp);
+    if (OMPI_SUCCESS != *rc) return 1;
+    ompi_request_t *q = &r->super.super;
+    if (req) *req = q;
+    else *rc = ompi_request_wait(&q, MPI_STATUS_IGNORE);
+    return 1;
+}
+
 static int allgather_common(mca_coll_hanx_module_t *m, const void *sbuf, int scount,
                             struct ompi_datatype_t *sdtype, void *rbuf, const int *rcounts,
                             const int *displs, int rcount, struct ompi_datatype_t *rdtype,
@@ -510,10 +578,14 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
                                  m->prev.allgather_module);
     HANX_LOG(10, "coll:hanx: allgather count %d on %s", rcount, comm->c_name);
     if (0 == block) return OMPI_SUCCESS;
+    int rc;
+    if (is_node_ring(&ch) && node_ring(m, &ch, sbuf, scount, sdtype, rbuf, NULL, NULL, rcount,
+                                       rdtype, comm, NULL, &rc))
+        return rc;
     if (m->blocks) {
         hanx_pipeline_t p;
-        int rc = build_allgather_direct(m, m->cur, &p, sbuf, scount, sdtype, rbuf, rcount, rdtype,
-                                        comm);
+        rc = build_allgather_direct(m, m->cur, &p, sbuf, scount, sdtype, rbuf, rcount, rdtype,
+                                    comm);
         if (OMPI_SUCCESS != rc) return rc;
         leaders_ring(m, &p, &ch, "");
         rc = mca_coll_hanx_run_pipeline(&p);
@@ -546,6 +618,9 @@ int mca_coll_hanx_iallgather(const void *sbuf, int scount, struct ompi_datatype_
     HANX_LOG(10, "coll:hanx: iallgather count %d on %s", rcount, comm->c_name);
     hanx_pipeline_t p;
     int rc;
+    if (is_node_ring(&ch) && node_ring(m, &ch, sbuf, scount, sdtype, rbuf, NULL, NULL, rcount,
+                                       rdtype, comm, request, &rc))
+        return rc;
     if (m->blocks) {
         rc = build_allgather_direct(m, v, &p, sbuf, scount, sdtype, rbuf, rcount, rdtype, comm);
         if (OMPI_SUCCESS == rc) leaders_ring(m, &p, &ch, "i");
@@ -567,6 +642,7 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int size = ompi_comm_size(comm);
+    hanx_choice_t ch;
     i64 *pos_sizes = NULL;
     int ok = mca_coll_hanx_ready(m, comm);
     if (ok) {
@@ -586,7 +662,7 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
             total += nsizes[n];
         }
         free(nsizes);
-        ok = ok && total <= INT_MAX && mca_coll_hanx_use(m, comm, "allgatherv", (size_t)total, NULL);
+        ok = ok && total <= INT_MAX && mca_coll_hanx_use(m, comm, "allgatherv", (size_t)total, &ch);
     }
     if (!ok) {
         free(pos_sizes);
@@ -594,6 +670,12 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
                                   m->prev.allgatherv_module);
     }
     HANX_LOG(10, "coll:hanx: allgatherv on %s", comm->c_name);
+    int rc;
+    if (is_node_ring(&ch) && node_ring(m, &ch, sbuf, scount, sdtype, rbuf, rcounts, displs, 0,
+                                       rdtype, comm, NULL, &rc)) {
+        free(pos_sizes);
+        return rc;
+    }
     /* (pos_sizes: taken) */
     return allgather_common(m, sbuf, scount, sdtype, rbuf, rcounts, displs, 0, rdtype, comm,
                             pos_sizes);

@@ -22,7 +22,8 @@
  * "previous"; for bcast, reduce and allreduce also "flat:TREE", the whole
  * call as one collx tree over all ranks (TREE: collx_tree_name); for
  * allreduce, reduce_scatter and reduce_scatter_block also "split", split
- * rails (coll_hanx_pipeline.c, coll_hanx_scan.c). */
+ * rails (coll_hanx_pipeline.c, coll_hanx_scan.c); for allgather and
+ * allgatherv also "node_ring" (has_node_ring). */
 static char flat_names[COLLX_TREE_COUNT][32];
 
 static int has_flat(const char *collective)
@@ -37,6 +38,13 @@ static int has_split(const char *collective)
            !strcmp(collective, "reduce_scatter_block");
 }
 
+/* allgather(v)'s node ring: every rank's block broadcast at once round
+ * the nodes (coll_hanx_gather.c, collx_allgather_start) */
+static int has_node_ring(const char *collective)
+{
+    return !strcmp(collective, "allgather") || !strcmp(collective, "allgatherv");
+}
+
 /* The names `collective`'s rules may give, into list; their number. */
 static int known_algorithms(const char *collective, const char **list)
 {
@@ -45,6 +53,7 @@ static int known_algorithms(const char *collective, const char **list)
     list[n++] = "previous";
     for (int k = 0; has_flat(collective) && k < COLLX_TREE_COUNT; ++k) list[n++] = flat_names[k];
     if (has_split(collective)) list[n++] = "split";
+    if (has_node_ring(collective)) list[n++] = "node_ring";
     return n;
 }
 
@@ -54,7 +63,7 @@ int mca_coll_hanx_tuning_open(void)
     char err[1024];
     c->rules = NULL;
     if (NULL == c->tuning_file || '\0' == c->tuning_file[0]) return OMPI_SUCCESS;
-    const char *algorithms[3 + COLLX_TREE_COUNT];
+    const char *algorithms[4 + COLLX_TREE_COUNT];
     for (int k = 0; k < COLLX_TREE_COUNT; ++k)
         snprintf(flat_names[k], sizeof(flat_names[k]), COLLX_FLAT_PREFIX "%s", collx_tree_name(k));
     collx_rules_t *r = collx_rules_load(c->tuning_file, err, sizeof(err));
@@ -85,7 +94,8 @@ void mca_coll_hanx_tuning_close(void)
  * larger blocks, where funnelling every block through the node leaders
  * costs more than it saves (tuned's direct exchanges win; allgather, whose
  * blocks cross each node boundary once through the leaders instead of
- * once per rank, stays hierarchical at every size);
+ * once per rank, stays hanx's at every size: on the levels, or from 32 KiB
+ * blocks on the node ring, builtin_allgather);
  * segments from the core's collx_hier_segment_bytes (bcast in 256 KiB
  * segments from 512 KiB on, reduce in 64 KiB from 512 KiB, allreduce in 32 KiB
  * from 256 KiB). */
@@ -173,9 +183,11 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
                                                 : COLLX_ALLREDUCE_LEVELS;
     const int split = out->algorithm && !strcmp(out->algorithm, "split"); /* (reduce_scatter) */
     const int builtin = out->algorithm && !strcmp(out->algorithm, "previous") ? COLLX_MODEL_PREVIOUS
-                        : COLLX_ALLREDUCE_SPLIT_RING == ar || split           ? COLLX_MODEL_SPLIT
-                        : COLLX_ALLREDUCE_FLAT_RING == ar                     ? COLLX_MODEL_FLAT_RING
-                                                                              : COLLX_MODEL_HIER;
+                        : out->algorithm && !strcmp(out->algorithm, "node_ring")
+                            ? COLLX_MODEL_NODE_RING
+                        : COLLX_ALLREDUCE_SPLIT_RING == ar || split ? COLLX_MODEL_SPLIT
+                        : COLLX_ALLREDUCE_FLAT_RING == ar           ? COLLX_MODEL_FLAT_RING
+                                                                    : COLLX_MODEL_HIER;
     const int a = collx_model_choose(coll, m->nnodes, m->max_node_size, m->split_parts > 0, bytes,
                                      out->segment_bytes, builtin, &mach, us);
     if (a < 0) return;
@@ -187,11 +199,11 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
     else out->algorithm = collx_model_algorithm_name(a);
     HANX_LOG(10, "coll:hanx: model: %s of %zu bytes on %d nodes of up to %d, segments of %zu "
                  "bytes: previous %.1f, hierarchical %.1f, split %.1f, flat:pipeline %.1f, "
-                 "flat:ring %.1f us (-1: none); built-in %s: %s",
+                 "flat:ring %.1f, node_ring %.1f us (-1: none); built-in %s: %s",
              collx_coll_name(coll), bytes, m->nnodes, m->max_node_size, out->segment_bytes,
              us[COLLX_MODEL_PREVIOUS],
              us[COLLX_MODEL_HIER], us[COLLX_MODEL_SPLIT], us[COLLX_MODEL_FLAT_PIPELINE],
-             us[COLLX_MODEL_FLAT_RING],
+             us[COLLX_MODEL_FLAT_RING], us[COLLX_MODEL_NODE_RING],
              collx_model_algorithm_name(builtin), collx_model_algorithm_name(a));
 }
 
@@ -232,6 +244,15 @@ static void builtin_reduce_scatter(const mca_coll_hanx_module_t *m, int coll, si
     const size_t vector = COLLX_COLL_REDUCE_SCATTER_BLOCK == coll ? bytes * (size_t)m->size
                                                                   : bytes;
     if (collx_reduce_scatter_builtin(vector, m->nnodes, m->split_parts)) out->algorithm = "split";
+}
+
+/* The one flag's allgather(v) (collx_allgather_node_ring, on the average
+ * block): the node ring, or the levels as *out already says. */
+static void builtin_allgather(const mca_coll_hanx_module_t *m, int coll, size_t bytes,
+                              hanx_choice_t *out)
+{
+    const size_t block = COLLX_COLL_ALLGATHERV == coll ? bytes / (size_t)m->size : bytes;
+    if (collx_allgather_node_ring(block, m->nnodes, m->size)) out->algorithm = "node_ring";
 }
 
 /* A reduce_scatter(_block) on split rails, however chosen (built in, a
@@ -278,12 +299,16 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
          * rails, however chosen, on the rings where no level is named) */
         if ((model || 0 == mca_coll_hanx_component.default_algorithm) && is_reduce_scatter(coll))
             builtin_reduce_scatter(m, coll, bytes, out);
+        if ((model || 0 == mca_coll_hanx_component.default_algorithm) &&
+            (COLLX_COLL_ALLGATHER == coll || COLLX_COLL_ALLGATHERV == coll))
+            builtin_allgather(m, coll, bytes, out);
         if (model) model_choice(m, coll, bytes, NULL, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
             if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);
-            /* allgather's leaders: the collx ring where the machine's link
-             * between nodes is the bottleneck (a set coll_hanx_up_algorithm
-             * decides) */
+            /* allgather's leaders, where the levels run it (not the node
+             * ring, or a datatype the core does not take): the collx ring
+             * where the machine's link between nodes is the bottleneck (a
+             * set coll_hanx_up_algorithm decides) */
             if (COLLX_COLL_ALLGATHER == coll && out->up_tree < 0 &&
                 collx_glue_var_is_default(mca_coll_hanx_component.up_var)) {
                 const collx_machine_t mach = machine(m);

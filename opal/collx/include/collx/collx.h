@@ -225,6 +225,17 @@ int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int b
 #define COLLX_RS_SPLIT_RING_MIN_BYTES 65536
 int collx_reduce_scatter_builtin(size_t vector_bytes, int nnodes, int parts);
 
+/* hanx's built-in allgather(v) (the one flag): 1 for the node ring
+ * (collx_allgather_start) where the blocks average
+ * COLLX_ALLGATHER_NODE_RING_MIN_BYTES or more, there are 2 nodes or more
+ * and at most COLLX_ALLGATHER_NODE_RING_MAX_RANKS ranks (each rank runs one
+ * broadcast per rank at once, each with its receives posted); 0 for the
+ * levels.  Measured on 2x2 and 4x2 emulated nodes, unlimited and at
+ * 1 Gbit/s (docs/benchmarks.md, "Allgather on the node ring"). */
+#define COLLX_ALLGATHER_NODE_RING_MIN_BYTES 32768
+#define COLLX_ALLGATHER_NODE_RING_MAX_RANKS 64
+int collx_allgather_node_ring(size_t block_bytes, int nnodes, int size);
+
 /* The front door's cost model (opal/collx/costmodel.cpp, docs/cost-model.md):
  * the machine as two links -- within a node, between nodes (one per node,
  * shared by its ranks' flows) -- each a latency and a time per byte, and
@@ -254,12 +265,14 @@ enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorit
                               * reduce_scatter(_block) on the collx rings */
        COLLX_MODEL_FLAT_PIPELINE, /* one LP chain over all ranks */
        COLLX_MODEL_FLAT_RING,     /* allreduce: one ring over all ranks */
+       COLLX_MODEL_NODE_RING,     /* allgather: every rank's block at once round the nodes
+                                   * (collx_allgather_start) */
        COLLX_MODEL_COUNT };
 /* Another algorithm replaces the baseline (the caller's measured built-in
  * choice) only when predicted at most this fraction of its time. */
 #define COLLX_MODEL_MARGIN 0.8
-/* "previous", "hierarchical", "split", "flat:pipeline", "flat:ring" (a
- * tuning file's algorithm words); NULL when out of range. */
+/* "previous", "hierarchical", "split", "flat:pipeline", "flat:ring",
+ * "node_ring" (a tuning file's algorithm words); NULL when out of range. */
 const char *collx_model_algorithm_name(int algorithm);
 /* The predicted time of every algorithm for `coll` (bcast, reduce,
  * allreduce: `bytes` the message; allgather, alltoall, reduce_scatter_block:
@@ -347,6 +360,22 @@ int collx_ring_start(const collx_transport_t *t, int phases, const void *sendbuf
                      size_t count, const size_t *chunk_counts, const collx_dtype_t *dt, void *op,
                      int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
                      collx_op_t **out);
+
+/* An allgather(v) in place on recvbuf: every rank r's counts[r] elements
+ * at recvbuf + displs[r] extents (each rank's already there) reach every
+ * rank, as t->size broadcasts at once, one from each rank, segmented and
+ * event-driven, each on the topology-aware ring tree: from the root to
+ * the other ranks of its node, and round the nodes' leaders (in the order
+ * of node_of's numbers) each of which fans out into its node.  Each rank's
+ * block leaves its node once and enters every other node once, on every
+ * node's link alike; a node's ranks get it as it arrives.  node_of: every
+ * rank's node number (NULL: every rank its own node, a pipelined ring of
+ * the ranks).  Takes the tags tag, tag - 1, ..., tag - (t->size - 1).
+ * tun->tree is ignored. */
+int collx_allgather_start(const collx_transport_t *t, void *recvbuf, const size_t *counts,
+                          const size_t *displs, const collx_dtype_t *dt, const int *node_of,
+                          int tag, const collx_tuning_t *tun, const collx_notify_t *notify,
+                          collx_op_t **out);
 
 /* A pipelined schedule of sub-collective steps (hierarchical collectives).
  * This rank takes part in `nstages` stages; stage i has a global `number`
