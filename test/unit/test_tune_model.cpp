@@ -465,7 +465,7 @@ START_TEST(split_rails_become_rules) {
     ck_assert(!split.hierarchical() && Config{}.hierarchical());
     ck_assert(!(split == Config{}) && !(split == (Config{true, 0, {}})));
     ck_assert(has_split(Coll::Allreduce) && has_split(Coll::ReduceScatterBlock) &&
-              !has_split(Coll::Bcast) && !has_split(Coll::Allgather));
+              has_split(Coll::Allgather) && !has_split(Coll::Bcast) && !has_split(Coll::Alltoall));
     const int lp = flat_tree("pipeline");
     auto v = configs_for(Coll::Allreduce, 100000, {65536}, {Levels{}}, {lp}, true);
     ck_assert_uint_eq(v.size(), 5);  // previous, flat:pipeline, split, hier, hier/64K
@@ -532,6 +532,32 @@ START_TEST(split_rails_become_rules) {
             ck_assert_msg((*config_of(*rule) == rsplit) == (x >= 65536), "reduce_scatter_block %llu: %s",
                           (unsigned long long)x, config_of(*rule)->label().c_str());
         }
+    }
+    // allgather: its split form is the node ring, a rule's "node_ring"
+    // where its curve is fastest (from 64 KiB here), read back as that
+    // choice; hanx takes "node_ring" for allgather alone
+    {
+        const Config nr = Config::split_rails(Coll::Allgather);
+        ck_assert(nr.node_ring && nr.label() == "node_ring" && !(nr == split));
+        Model s = m;
+        CollModel &ag = s.colls[Coll::Allgather];
+        for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1) {
+            ag.previous.set(x, 1e-5 + double(x) * 1e-9);
+            ag.hier[{}].whole.set(x, 2e-5 + double(x) * 5e-10);
+            ag.split.set(x, x >= 65536 ? (2e-5 + double(x) * 5e-10) / 2 : 1.0);
+        }
+        const collx::Rules gr = collx::Rules::parse(s.rules().to_string(), "generated");
+        for (std::uint64_t x = 4; x <= (16u << 20); x <<= 1) {
+            const collx::Rule *rule = gr.lookup("allgather", 4, 2, x);
+            ck_assert(rule != nullptr);
+            ck_assert_msg((*config_of(*rule) == nr) == (x >= 65536), "allgather %llu: %s",
+                          (unsigned long long)x, config_of(*rule)->label().c_str());
+            ck_assert((*rule->algorithm == "node_ring") == (x >= 65536));
+        }
+        collx::Rule other;
+        other.collective = "bcast";
+        other.algorithm = "node_ring";
+        ck_assert(!config_of(other).has_value());
     }
     // not measured: not offered, whatever the curve says
     Model off = m;

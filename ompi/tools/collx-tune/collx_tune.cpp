@@ -110,7 +110,8 @@ struct Options {
         "                      rules): tree names, all or none (default pipeline,knomial,topo,ring,\n"
         "                      recursive_doubling)\n"
         "  --split yes|no      measure allreduce and reduce_scatter_block as split rails\n"
-        "                      (\"split\" rules; default\n"
+        "                      (\"split\" rules) and allgather on the node ring\n"
+        "                      (\"node_ring\" rules; default\n"
         "                      yes, where the nodes all have the same number of ranks)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
@@ -295,6 +296,10 @@ int explain(const Options &o) {
                                        : chosen->previous ? "the previous module (tuned, ...) on the whole communicator"
                                        : chosen->flat >= 0 ? ("one collx " + std::string(collx_tree_name(chosen->flat)) +
                                                               " tree over all ranks").c_str()
+                                       : chosen->node_ring
+                                           ? "the node ring: every rank's block broadcast at once "
+                                             "round the nodes, each node's leader fanning it out into "
+                                             "its node"
                                        : chosen->split && o.coll == "allreduce"
                                            ? "split rails: each segment (hanx's allreduce segments) "
                                              "reduce-scattered in the node, its chunks allreduced on the "

@@ -29,7 +29,9 @@ std::optional<Coll> coll_from_name(const std::string &s) {
 
 bool pipelined(Coll c) { return c == Coll::Bcast || c == Coll::Reduce || c == Coll::Allreduce; }
 
-bool has_split(Coll c) { return c == Coll::Allreduce || c == Coll::ReduceScatterBlock; }
+bool has_split(Coll c) {
+    return c == Coll::Allreduce || c == Coll::ReduceScatterBlock || c == Coll::Allgather;
+}
 
 namespace {
 
@@ -135,6 +137,7 @@ int flat_tree(const std::string &name) { return collx_tree_from_name(name.c_str(
 std::string Config::label() const {
     if (previous) return "previous";
     if (flat >= 0) return flat_label(flat);
+    if (node_ring) return "node_ring";
     if (split) return "split" + levels.label();
     return (segment ? "hier/" + bytes_label(segment) : "hier") + levels.label();
 }
@@ -278,6 +281,7 @@ std::vector<std::uint64_t> sizes_of(Coll c, const std::vector<std::uint64_t> &gr
 static std::string algorithm_of(const Config &c) {
     if (c.previous) return "previous";
     if (c.flat >= 0) return flat_label(c.flat);
+    if (c.node_ring) return "node_ring";
     return c.split ? "split" : "hierarchical";
 }
 
@@ -351,8 +355,12 @@ std::optional<Config> config_of(const Rule &r) {
         if (f < 0) return std::nullopt;
         return Config{false, 0, {}, f};
     }
-    // (hanx takes "split" for allreduce and reduce_scatter(_block) alone:
-    // elsewhere it rejects the file)
+    // (hanx takes "node_ring" for allgather(v) alone, "split" for allreduce
+    // and reduce_scatter(_block) alone: elsewhere it rejects the file)
+    if (*r.algorithm == "node_ring") {
+        if (r.collective != "allgather") return std::nullopt;
+        return Config::split_rails(Coll::Allgather);
+    }
     if (*r.algorithm == "split") {
         // (reduce_scatter: hanx runs it as reduce_scatter_block's)
         if (r.collective != "allreduce" && r.collective != "reduce_scatter" &&

@@ -53,7 +53,9 @@ std::optional<Coll> coll_from_name(const std::string &s);
 // hanx pipelines it in segments (and has flat collx trees for it)
 bool pipelined(Coll c);
 // hanx can run it as split rails (a rule's "split"): allreduce and
-// reduce_scatter_block
+// reduce_scatter_block; or every rank's share moves itself, allgather's
+// node ring (a rule's "node_ring"), which collx-tune keeps with them:
+// measured whole, on nodes of one size, under coll_hanx_default_algorithm 3
 bool has_split(Coll c);
 // The sizes of `grid` that `c` is measured and predicted at: the barrier
 // has one, 0 (its rules' size); every other collective the whole grid.
@@ -112,9 +114,11 @@ struct Config {
     // coll_hanx_low/up_algorithm alone).  The rule names no segment size,
     // so one curve covers it
     bool split = false;
+    bool node_ring = false;  // split of allgather: the node ring (collx_allgather_start)
     static Config split_rails(Coll coll = Coll::Allreduce) {
         Config c;
         c.split = true;
+        c.node_ring = coll == Coll::Allgather;
         if (coll == Coll::ReduceScatterBlock) c.levels.low_tree = c.levels.up_tree = COLLX_TREE_RING;
         return c;
     }
@@ -123,7 +127,7 @@ struct Config {
     // whole by size
     bool hierarchical() const { return !previous && flat < 0 && !split; }
     // "previous", "hier", "hier/64K", "hier/64K up=adaptx", "hier/32K up_tree=pipeline",
-    // "flat:pipeline", "split"
+    // "flat:pipeline", "split", "node_ring"
     std::string label() const;
     // as hanx runs it on a message of `bytes`: a segment at least as big
     // as the message is the unsegmented configuration
@@ -132,7 +136,7 @@ struct Config {
     }
     bool operator==(const Config &o) const {
         return previous == o.previous && segment == o.segment && levels == o.levels && flat == o.flat &&
-               split == o.split;
+               split == o.split && node_ring == o.node_ring;
     }
 };
 // previous, then each flat tree of `flats`, then split rails (where

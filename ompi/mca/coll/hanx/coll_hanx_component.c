@@ -74,7 +74,8 @@ static int hanx_register(void)
                             "nodes), 1 the hierarchical algorithm, 2 the "
                             "previous module, 3 allreduce and reduce_scatter(_block) as split "
                             "rails (where nodes are of one size; the one flag's too, from 64 KiB "
-                            "of reduce_scatter vector) and the rest hierarchical, 4 the cost model's choice "
+                            "of reduce_scatter vector), allgather(v) on the node ring and the rest "
+                            "hierarchical, 4 the cost model's choice "
                             "(model_* parameters; docs/cost-model.md); settable through MPI_T "
                             "(collx-tune measures with it)",
                             0, 0, 4, OPAL_INFO_LVL_6, &c->default_algorithm);

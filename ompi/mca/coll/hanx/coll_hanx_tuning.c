@@ -104,7 +104,9 @@ static const char *default_algorithm(const char *collective, size_t bytes)
     switch (mca_coll_hanx_component.default_algorithm) {
     case 1: return "hierarchical";
     case 2: return "previous";
-    case 3: return has_split(collective) ? "split" : "hierarchical";
+    case 3: return has_split(collective)       ? "split"
+                   : has_node_ring(collective) ? "node_ring"
+                                               : "hierarchical";
     } /* (4: these, then mca_coll_hanx_choose asks the model) */
     if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
     return NULL;
