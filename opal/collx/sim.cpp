@@ -1216,10 +1216,71 @@ Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t
 // neighbour exchange and Bruck algorithms); the node's bcast as the
 // module's (module_tree).  Without a measured machine (what "hanx"
 // models) the one flag leaves the leaders' stage to the module.
+// hanx's node ring (collx_allgather_start, as hanx runs it): every rank's
+// block broadcast at once round the nodes, the core's make_allgather over
+// all ranks on the topology's nodes, in the topo tree's segments; in data
+// mode each rank's block is first copied to its place in the receive
+// buffer (hanx's local copy, not timed).
+struct RingRank {
+    Runner *run;
+    int rank;
+    std::size_t left;
+    std::vector<std::unique_ptr<Operation>> parts;
+};
+
+void ring_part_done(void *ctx, int status) {
+    auto *g = static_cast<RingRank *>(ctx);
+    Runner &r = *g->run;
+    if (status != COLLX_OK) ++r.failed;
+    if (--g->left == 0)
+        r.finish[static_cast<std::size_t>(g->rank)] = std::max(r.e.now(), r.e.cpu_free(g->rank));
+}
+
+Result run_node_ring(Engine &e, const Params &p, std::size_t count, const Buffers *bufs) {
+    const Topology &topo = e.topology();
+    const int P = topo.P;
+    const collx_dtype_t dt = bufs ? bufs->dt : nodata_dtype();
+    std::vector<int> node_of(static_cast<std::size_t>(P));
+    std::vector<std::size_t> counts(static_cast<std::size_t>(P), count), displs(counts.size());
+    for (int r = 0; r < P; ++r) {
+        node_of[static_cast<std::size_t>(r)] = topo.node(r);
+        displs[static_cast<std::size_t>(r)] = static_cast<std::size_t>(r) * count;
+    }
+    const collx_tuning_t tun = tuning_for(
+        p, COLLX_TREE_TOPO, 2,
+        collx_tree_segment_bytes(COLLX_COLL_ALLGATHER, COLLX_TREE_TOPO, count * dt.size, P, 2, 0, 0),
+        nullptr);
+    Runner run(e);
+    std::vector<RingRank> ranks(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) {
+        const auto ri = static_cast<std::size_t>(r);
+        RingRank &g = ranks[ri];
+        g.run = &run;
+        g.rank = r;
+        g.left = static_cast<std::size_t>(P);
+        char *recv = bufs ? static_cast<char *>(bufs->recv[ri]) : dummy_recv;
+        if (bufs && count)
+            std::memcpy(recv + static_cast<std::ptrdiff_t>(displs[ri]) * dt.extent, bufs->send[ri],
+                        static_cast<std::size_t>(dt.extent) * (count - 1) + dt.size);
+        const collx_notify_t nt{&ring_part_done, &g};
+        g.parts = make_allgather(*e.transport(r), recv, counts.data(), displs.data(), dt,
+                                 node_of.data(), 1000, tun, &nt);
+    }
+    for (RingRank &g : ranks)
+        for (auto &op : g.parts) op->start();
+    e.run();
+    return finish_result(run, e);
+}
+
 Result run_allgather(Engine &e, const Params &p, const Algo &a, std::size_t count,
                      const Buffers *bufs) {
     const Topology &topo = e.topology();
     const int P = topo.P;
+    // hanx-split (a rule's "node_ring"), or the one flag's choice from
+    // collx_allgather_node_ring (whatever the levels would run)
+    if (a.split ||
+        collx_allgather_node_ring(count * (bufs ? bufs->dt.size : 1), topo.nodes(), P))
+        return run_node_ring(e, p, count, bufs);
     Levels lv(topo);
     lv.make_rails();  // (the nodes as groups)
     const int L = lv.h.nlevels;

@@ -186,7 +186,8 @@ struct Algo {
     bool schedule = false;           // hanx: on its schedules (coll_hanx_blocking_schedule,
                                      // the non-blocking calls), not lock-step
     bool split = false;              // hanx: allreduce as split rails (a rule's "split"),
-                                     // where the nodes are of one size; else the levels
+                                     // where the nodes are of one size; else the levels;
+                                     // allgather: the node ring (a rule's "node_ring")
 };
 // "binomial", ..., "topo", "hanx" (the one flag's built-in choice: every
 // level left to the module, as coll/hanx runs it by default, and a large

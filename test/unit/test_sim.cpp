@@ -435,7 +435,7 @@ END_TEST
 // different sizes, 2 and 3 levels, the leaders' stage as the module and
 // on the collx ring.
 START_TEST(data_mode_hanx_allgather) {
-    for (const char *name : {"hanx", "hanx:module:ring", "hanx-sched"}) {
+    for (const char *name : {"hanx", "hanx:module:ring", "hanx-sched", "hanx-split"}) {
         Algo a;
         ck_assert(parse_algo(name, &a));
         for (int P : {1, 2, 4, 5, 8, 9})
@@ -452,7 +452,14 @@ START_TEST(data_mode_hanx_allgather) {
     const auto t = [&](const Algo &a, std::size_t block) {
         return run(p, Topology{8, 2, 0}, Coll::Allgather, a, block, 0).time_ns;
     };
-    ck_assert(t(hanx, 1 << 20) != t(ring, 1 << 20));  // the ring in its segments
+    ck_assert(t(hanx, 30000) != t(ring, 30000));  // the ring in its segments
+    // the node ring (hanx-split): the one flag's from 32 KiB blocks, whatever
+    // the levels would run; below, the levels
+    Algo node_ring;
+    ck_assert(parse_algo("hanx-split", &node_ring));
+    ck_assert_double_eq(t(hanx, 32768), t(node_ring, 32768));
+    ck_assert_double_eq(t(ring, 1 << 20), t(node_ring, 1 << 20));
+    ck_assert(t(hanx, 32760) != t(node_ring, 32760));
     bool threw = false;  // (no flat allgather)
     try {
         t(flat_tree, 64);
