@@ -673,7 +673,7 @@ builtin_defaults() {  # no tuning file: large alltoall blocks go to the previous
     echo "$out" | grep -q "coll:hanx: allgather count 1 " &&
     echo "$out" | grep -q "coll:hanx: allgather count [0-9]\{3,\} "
 }
-step "built-in defaults: small alltoall blocks hierarchical, large ones to the previous module; allgather hierarchical at every size" builtin_defaults
+step "built-in defaults: small alltoall blocks hierarchical, large ones to the previous module; allgather hanx's at every size (the levels, the node ring from 32 KiB blocks)" builtin_defaults
 rm -f "$TUNING_OK" "$TUNING_BAD"
 
 # --- bad MCA values: a clear message naming the parameter, then defaults
