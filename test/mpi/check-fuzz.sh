@@ -85,6 +85,8 @@ step "threads: 4 threads x 40 collectives, 64 outstanding, hanx 2x2" \
     threads_step $HANX 2
 step "threads: the same with split-rail allreduces (rails made concurrently)" \
     threads_step $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/split.json"
+step "threads: the same with allgather and iallgather on the node ring (each call's P tags reserved concurrently)" \
+    threads_step $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/node-ring.json"
 step "threads: the same with per-rule submodules (sub-communicators made concurrently)" \
     threads_step $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/views.json"
 step "threads: hanx 2x2 with collx trees on its levels, blocking calls on the schedules" \
