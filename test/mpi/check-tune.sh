@@ -26,7 +26,8 @@ step "collx-tune writes a tuning file and its model (2 synthetic nodes x 2)" tun
 # pipelined collective in the model (the ring's and recursive doubling's for
 # allreduce alone: their bcast and reduce are the pipeline chain and the
 # binomial tree); split rails too (2 nodes of 2: hanx runs them), a curve of
-# allreduce and of reduce_scatter_block alone; the others (measured whole)
+# allreduce and of reduce_scatter_block, and allgather's split form, the
+# node ring (since stop 36), alone; the others (measured whole)
 # have previous and hierarchical curves only, the barrier one point at size 0
 flat_curves() {
     python3 - "$work/t.model.json" <<'PY'
@@ -46,23 +47,23 @@ for name in piped:
             assert len(c["flat"][t]) >= 5, (name, t, c["flat"].get(t))
     assert c["hier"][0]["pipelines"], name
     assert ("split" in c) == (name == "allreduce"), (name, c.get("split"))
-for name in ["allreduce", "reduce_scatter_block"]:
+for name in ["allreduce", "reduce_scatter_block", "allgather"]:
     split = m["collectives"][name]["split"]
     assert len(split) == len(m["collectives"][name]["previous"]) >= 5 and all(s > 0 for _, s in split), (name, split)
 for name in whole:
     c = m["collectives"][name]
     n = 1 if name == "barrier" else 5
-    assert ("split" in c) == (name == "reduce_scatter_block"), (name, c.get("split"))
+    assert ("split" in c) == (name in ("reduce_scatter_block", "allgather")), (name, c.get("split"))
     assert not c["flat"] and "stages" not in c and not c["hier"][0]["pipelines"], (name, c)
     assert len(c["previous"]) >= n and len(c["hier"][0]["whole"]) >= n, (name, c)
     if name == "barrier":
         assert c["previous"][0][0] == 0 and len(c["previous"]) == 1, c
 print("flat curves of", ", ".join(m["flat_trees"]), "for", ", ".join(piped), "; split rails for allreduce "
-      "and reduce_scatter_block; "
+      "and reduce_scatter_block, the node ring for allgather; "
       "whole curves for", ", ".join(whole))
 PY
 }
-step "collx-tune measures the front door's flat collx trees, split rails (allreduce, reduce_scatter_block), and the other collectives whole" flat_curves
+step "collx-tune measures the front door's flat collx trees, split rails (allreduce, reduce_scatter_block), the node ring (allgather), and the other collectives whole" flat_curves
 
 # "hier" of a collective measured whole is hanx's hierarchical algorithm,
 # also where hanx's built-in choice is the previous module (alltoall above
