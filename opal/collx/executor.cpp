@@ -839,12 +839,13 @@ std::vector<std::unique_ptr<Operation>> make_allgather(const collx_transport_t &
         std::iota(own.begin(), own.end(), 0);
         node_of = own.data();
     }
+    const NodeGroups groups = node_groups(node_of, t.size);  // (once for every root's tree)
     std::vector<std::unique_ptr<Operation>> parts;
     parts.reserve(static_cast<std::size_t>(t.size));
     for (int r = 0; r < t.size; ++r)
         parts.push_back(std::make_unique<Bcast>(
             t, static_cast<char *>(buf) + static_cast<std::ptrdiff_t>(displs[r]) * dt.extent,
-            counts[r], dt, r, topo_ring_node(node_of, t.size, r, t.rank), tag - r, tun, notify));
+            counts[r], dt, r, topo_ring_node(groups, r, t.rank), tag - r, tun, notify));
     return parts;
 }
 

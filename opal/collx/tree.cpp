@@ -134,6 +134,22 @@ TreeNode tree_node(const TreeShape &shape, int P, int root, int rank) {
     return in_range(shape, P, 0, root, rank);
 }
 
+NodeGroups node_groups(const int *node_of, int P) {
+    std::vector<int> order(node_of, node_of + P);
+    std::sort(order.begin(), order.end());
+    order.erase(std::unique(order.begin(), order.end()), order.end());
+    NodeGroups g;
+    g.members.resize(order.size());
+    g.node_index.resize(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) {
+        const int k = static_cast<int>(std::lower_bound(order.begin(), order.end(), node_of[r]) -
+                                       order.begin());
+        g.node_index[static_cast<std::size_t>(r)] = k;
+        g.members[static_cast<std::size_t>(k)].push_back(r);
+    }
+    return g;
+}
+
 namespace {
 
 // The topology-aware trees: the root's node is led by the root, every other
@@ -141,43 +157,36 @@ namespace {
 // nodes in the order of their ids, from the root's node; else a binomial
 // tree, the root's node first, then nodes by increasing leader rank), and a
 // binomial tree inside each node fans out from its leader.
-TreeNode topo_tree(const int *node_of, int P, int root, int rank, bool ring) {
-    // members of each node, in rank order; the leader goes first
-    std::vector<int> ids(node_of, node_of + P);
-    std::vector<int> order(ids);
-    std::sort(order.begin(), order.end());
-    order.erase(std::unique(order.begin(), order.end()), order.end());
-    const int nn = static_cast<int>(order.size());
-    auto index_of = [&](int id) {
-        return static_cast<int>(std::lower_bound(order.begin(), order.end(), id) - order.begin());
-    };
-    std::vector<std::vector<int>> members(nn);
-    for (int r = 0; r < P; ++r) members[index_of(ids[r])].push_back(r);
-    const int root_node = index_of(ids[root]);
-    auto &rm = members[root_node];
-    const auto at = std::find(rm.begin(), rm.end(), root);
-    std::rotate(rm.begin(), at, at + 1);  // the root leads its node
+TreeNode topo_tree(const NodeGroups &g, int root, int rank, bool ring) {
+    const auto &members = g.members;
+    const int nn = static_cast<int>(members.size());
+    const int root_node = g.node_index[static_cast<std::size_t>(root)];
+    const auto leader = [&](int k) { return k == root_node ? root : members[k][0]; };
     std::vector<int> nodes_in_tree{root_node};
     for (int k = 1; k < nn; ++k) nodes_in_tree.push_back((root_node + k) % nn);
     if (!ring)
         std::sort(nodes_in_tree.begin() + 1, nodes_in_tree.end(),
-                  [&](int a, int b) { return members[a][0] < members[b][0]; });
+                  [&](int a, int b) { return leader(a) < leader(b); });
 
     TreeNode t;
     t.rank = rank;
-    const int my_node = index_of(ids[rank]);
-    const auto &mine = members[my_node];
+    const int my_node = g.node_index[static_cast<std::size_t>(rank)];
+    std::vector<int> mine = members[my_node];  // in rank order; the leader goes first
+    if (my_node == root_node) {
+        const auto at = std::find(mine.begin(), mine.end(), root);
+        std::rotate(mine.begin(), at, at + 1);  // the root leads its node
+    }
     const int pos = static_cast<int>(std::find(mine.begin(), mine.end(), rank) - mine.begin());
     if (pos == 0) {  // a leader: its place in the leaders' tree
         const int lv = static_cast<int>(
             std::find(nodes_in_tree.begin(), nodes_in_tree.end(), my_node) - nodes_in_tree.begin());
         VNode up = ring ? chains(1, nn, lv) : knomial(2, nn, lv);
-        if (up.parent >= 0) t.parent = members[nodes_in_tree[up.parent]][0];
+        if (up.parent >= 0) t.parent = leader(nodes_in_tree[up.parent]);
         for (std::size_t i = 0; i < up.children.size(); ++i) {
             int ranks_below = 0;  // all ranks of the nodes in that leader subtree
             for (int k = up.children[i]; k < up.children[i] + up.sizes[i]; ++k)
                 ranks_below += static_cast<int>(members[nodes_in_tree[k]].size());
-            t.children.push_back(members[nodes_in_tree[up.children[i]]][0]);
+            t.children.push_back(leader(nodes_in_tree[up.children[i]]));
             t.subtree.push_back(ranks_below);
         }
     }
@@ -193,11 +202,11 @@ TreeNode topo_tree(const int *node_of, int P, int root, int rank, bool ring) {
 }  // namespace
 
 TreeNode topo_node(const int *node_of, int P, int root, int rank) {
-    return topo_tree(node_of, P, root, rank, false);
+    return topo_tree(node_groups(node_of, P), root, rank, false);
 }
 
-TreeNode topo_ring_node(const int *node_of, int P, int root, int rank) {
-    return topo_tree(node_of, P, root, rank, true);
+TreeNode topo_ring_node(const NodeGroups &groups, int root, int rank) {
+    return topo_tree(groups, root, rank, true);
 }
 
 TreeNode ordered_node(const TreeShape &shape, int P, int root, int rank) {

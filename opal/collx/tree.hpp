@@ -62,12 +62,21 @@ TreeNode tree_node(const TreeShape &shape, int P, int root, int rank);
 // commutative reductions only.
 TreeNode topo_node(const int *node_of, int P, int root, int rank);
 
+// The nodes of a node map (node_of[r] for r < P): members[k] the ranks of
+// the k-th node in the order of node numbers, in rank order; node_index[r]
+// r's k.  Built once, it serves every root's topo_ring_node.
+struct NodeGroups {
+    std::vector<std::vector<int>> members;
+    std::vector<int> node_index;
+};
+NodeGroups node_groups(const int *node_of, int P);
+
 // The same with the leaders in a chain round the nodes (in the order of
 // their node numbers, from the root's): every node's link carries one copy
 // out and one in, whichever rank is the root, so P broadcasts at once, one
 // from each rank (collx_allgather_start), load every node's link alike:
 // each rank's data leaves its node once and enters every other node once.
-TreeNode topo_ring_node(const int *node_of, int P, int root, int rank);
+TreeNode topo_ring_node(const NodeGroups &groups, int root, int rank);
 
 // Order-preserving tree: every subtree covers a contiguous range of *real*
 // ranks and own_pos places each rank's contribution at its rank position,

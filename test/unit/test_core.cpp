@@ -111,9 +111,10 @@ START_TEST(topology_ring_tree_loads_every_node_link_alike) {
             };
             std::vector<int> members(nn, 0), out(nn, 0), in(nn, 0);
             for (int r = 0; r < P; ++r) ++members[idx(r)];
+            const NodeGroups groups = node_groups(node.data(), P);
             for (int root = 0; root < P; ++root) {
-                auto all = build_all(P, root, [&](int p, int r, int k) {
-                    return topo_ring_node(node.data(), p, r, k);
+                auto all = build_all(P, root, [&](int, int r, int k) {
+                    return topo_ring_node(groups, r, k);
                 });
                 std::string err = validate_tree(all, root);
                 ck_assert_msg(err.empty(), "topo ring P=%d layout=%d root=%d: %s", P, layout,
