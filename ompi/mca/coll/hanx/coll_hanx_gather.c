@@ -512,10 +512,12 @@ static int node_ring(const mca_coll_hanx_module_t *m, const hanx_choice_t *ch, c
     HANX_LOG(10, "coll:hanx: %sallgather%s on %s: node ring (every rank's block at once round "
                  "the nodes)", form, rcounts ? "v" : "", comm->c_name);
     size_t *cnt = malloc((size_t)size * sizeof(size_t)), *dsp = malloc((size_t)size * sizeof(size_t));
+    size_t total = 0;
     *rc = cnt && dsp ? OMPI_SUCCESS : OMPI_ERR_OUT_OF_RESOURCE;
     for (int r = 0; OMPI_SUCCESS == *rc && r < size; ++r) {
         cnt[r] = rcounts ? (size_t)rcounts[r] : (size_t)rcount;
         dsp[r] = displs ? (size_t)(ptrdiff_t)displs[r] : (size_t)r * (size_t)rcount;
+        total += cnt[r];
     }
     if (OMPI_SUCCESS == *rc && MPI_IN_PLACE != sbuf) /* my block into its place */
         *rc = ompi_datatype_sndrcv(sbuf, scount, sdtype, mca_coll_hanx_elem(rbuf, rdtype, dsp[rank]),
@@ -529,7 +531,9 @@ static int node_ring(const mca_coll_hanx_module_t *m, const hanx_choice_t *ch, c
     if (OMPI_SUCCESS == *rc) {
         collx_transport_t t;
         collx_glue_transport(&t, comm);
-        const size_t block = mca_coll_hanx_bytes(rdtype, cnt[rank]);
+        /* (the segment cuts every rank's broadcast alike: from the average
+         * block, which every rank knows, not from its own) */
+        const size_t block = mca_coll_hanx_bytes(rdtype, total) / (size_t)size;
         const collx_tuning_t tun = {
             COLLX_TREE_TOPO, 2,
             ch->segment_bytes ? ch->segment_bytes
