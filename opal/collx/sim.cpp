@@ -1203,24 +1203,13 @@ Result run_reduce_scatter(Engine &e, const Params &p, const Algo &a, std::size_t
     return run_seq(e, run, ranks);
 }
 
-// --------------------------------------------------- hanx's allgather
-//
-// coll/hanx's allgather on block placement: the core's stages
-// (collx_hier_plan, the ones hanx runs) one after the other on each rank,
-// on the receive buffer (each node's blocks one run of it, as hanx's
-// direct form).  The node's gatherv to its leader as tuned's linear one
-// (each rank's block one message to the leader, all at once); the
-// leaders' exchange of the nodes' shares, in place, on the collx ring's
-// allgather half (Algo::up ring, in its own segments) or as their module
-// (tuned's allgatherv: the ring, unsegmented, standing for its ring,
-// neighbour exchange and Bruck algorithms); the node's bcast as the
-// module's (module_tree).  Without a measured machine (what "hanx"
-// models) the one flag leaves the leaders' stage to the module.
 // hanx's node ring (collx_allgather_start, as hanx runs it): every rank's
 // block broadcast at once round the nodes, the core's make_allgather over
 // all ranks on the topology's nodes, in the topo tree's segments; in data
 // mode each rank's block is first copied to its place in the receive
-// buffer (hanx's local copy, not timed).
+// buffer (hanx's local copy, not timed).  The parts and their countdown
+// are the simulator's own: collx_allgather_start does not take the
+// data-free mode's zero-extent datatype.
 struct RingRank {
     Runner *run;
     int rank;
@@ -1272,6 +1261,19 @@ Result run_node_ring(Engine &e, const Params &p, std::size_t count, const Buffer
     return finish_result(run, e);
 }
 
+// --------------------------------------------------- hanx's allgather
+//
+// coll/hanx's allgather on block placement: the core's stages
+// (collx_hier_plan, the ones hanx runs) one after the other on each rank,
+// on the receive buffer (each node's blocks one run of it, as hanx's
+// direct form).  The node's gatherv to its leader as tuned's linear one
+// (each rank's block one message to the leader, all at once); the
+// leaders' exchange of the nodes' shares, in place, on the collx ring's
+// allgather half (Algo::up ring, in its own segments) or as their module
+// (tuned's allgatherv: the ring, unsegmented, standing for its ring,
+// neighbour exchange and Bruck algorithms); the node's bcast as the
+// module's (module_tree).  Without a measured machine (what "hanx"
+// models) the one flag leaves the leaders' stage to the module.
 Result run_allgather(Engine &e, const Params &p, const Algo &a, std::size_t count,
                      const Buffers *bufs) {
     const Topology &topo = e.topology();
