@@ -202,8 +202,8 @@ int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *c
  * previous module; *choice (when not NULL) receives what it chose, looked
  * up once per call. */
 typedef struct hanx_choice hanx_choice_t;
-int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                      const char *collective, size_t bytes, hanx_choice_t *choice);
+int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, int coll,
+                      size_t bytes, hanx_choice_t *choice);
 
 /* ------------------------------------------------------------ stages
  * A call as a list of stages per rank (coll_hanx_pipeline.c): each has a
@@ -320,8 +320,8 @@ void mca_coll_hanx_chan_free(hanx_view_t *v);
  * "previous"; else the view (set of sub-communicators) to run on, the first
  * one where the rule's view is not made yet.  *choice receives the choice. */
 struct hanx_view *mca_coll_hanx_use_nb(mca_coll_hanx_module_t *m,
-                                       struct ompi_communicator_t *comm, const char *collective,
-                                       size_t bytes, hanx_choice_t *choice);
+                                       struct ompi_communicator_t *comm, int coll, size_t bytes,
+                                       hanx_choice_t *choice);
 
 /* One bcast, reduce or allreduce as a collx tree over all ranks of c
  * (coll_hanx_pipeline.c). */
@@ -379,8 +379,8 @@ struct hanx_choice {
     int low_tree, up_tree; /* the levels' algorithms: -1 the submodule, else a collx tree */
     int flat_tree;         /* "flat:TREE": the whole call as that collx tree; else -1 */
 };
-void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
-                          int nonblocking, hanx_choice_t *out);
+void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int nonblocking,
+                          hanx_choice_t *out);
 int mca_coll_hanx_tuning_open(void);
 void mca_coll_hanx_tuning_close(void);
 

@@ -245,7 +245,7 @@ int mca_coll_hanx_gather(const void *sbuf, int scount, struct ompi_datatype_t *s
     /* every rank's block has the size of mine (root: of its recv block) */
     const i64 block = rank == root ? (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount)
                                    : (i64)mca_coll_hanx_bytes(sdtype, (size_t)scount);
-    if (!mca_coll_hanx_use(m, comm, "gather", (size_t)block, NULL) || block * size > INT_MAX)
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_GATHER, (size_t)block, NULL) || block * size > INT_MAX)
         return m->prev.gather(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
                               m->prev.gather_module);
     HANX_LOG(10, "coll:hanx: gather count %d root %d on %s", scount, root, comm->c_name);
@@ -264,7 +264,7 @@ int mca_coll_hanx_gatherv(const void *sbuf, int scount, struct ompi_datatype_t *
                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "gatherv", 0, NULL))
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_GATHERV, 0, NULL))
         return m->prev.gatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, root, comm,
                                m->prev.gatherv_module);
     HANX_LOG(10, "coll:hanx: gatherv root %d on %s", root, comm->c_name);
@@ -577,7 +577,7 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     const int size = ompi_comm_size(comm);
     const i64 block = (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
     hanx_choice_t ch;
-    if (!mca_coll_hanx_use(m, comm, "allgather", (size_t)block, &ch) || block * size > INT_MAX)
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_ALLGATHER, (size_t)block, &ch) || block * size > INT_MAX)
         return m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                  m->prev.allgather_module);
     HANX_LOG(10, "coll:hanx: allgather count %d on %s", rcount, comm->c_name);
@@ -615,7 +615,7 @@ int mca_coll_hanx_iallgather(const void *sbuf, int scount, struct ompi_datatype_
     hanx_choice_t ch;
     hanx_view_t *v = NULL;
     if (block > 0 && block * size <= INT_MAX)
-        v = mca_coll_hanx_use_nb(m, comm, "allgather", (size_t)block, &ch);
+        v = mca_coll_hanx_use_nb(m, comm, COLLX_COLL_ALLGATHER, (size_t)block, &ch);
     if (NULL == v)
         return m->prev.iallgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, request,
                                   m->prev.iallgather_module);
@@ -666,7 +666,7 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
             total += nsizes[n];
         }
         free(nsizes);
-        ok = ok && total <= INT_MAX && mca_coll_hanx_use(m, comm, "allgatherv", (size_t)total, &ch);
+        ok = ok && total <= INT_MAX && mca_coll_hanx_use(m, comm, COLLX_COLL_ALLGATHERV, (size_t)total, &ch);
     }
     if (!ok) {
         free(pos_sizes);
@@ -785,7 +785,7 @@ int mca_coll_hanx_scatter(const void *sbuf, int scount, struct ompi_datatype_t *
     const int rank = ompi_comm_rank(comm), size = ompi_comm_size(comm);
     const i64 block = rank == root ? (i64)mca_coll_hanx_bytes(sdtype, (size_t)scount)
                                    : (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
-    if (!mca_coll_hanx_use(m, comm, "scatter", (size_t)block, NULL) || block * size > INT_MAX)
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_SCATTER, (size_t)block, NULL) || block * size > INT_MAX)
         return m->prev.scatter(sbuf, scount, sdtype, rbuf, rcount, rdtype, root, comm,
                                m->prev.scatter_module);
     HANX_LOG(10, "coll:hanx: scatter count %d root %d on %s", rcount, root, comm->c_name);
@@ -799,7 +799,7 @@ int mca_coll_hanx_scatterv(const void *sbuf, const int *scounts, const int *disp
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "scatterv", 0, NULL))
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_SCATTERV, 0, NULL))
         return m->prev.scatterv(sbuf, scounts, displs, sdtype, rbuf, rcount, rdtype, root, comm,
                                 m->prev.scatterv_module);
     HANX_LOG(10, "coll:hanx: scatterv root %d on %s", root, comm->c_name);
@@ -985,7 +985,7 @@ int mca_coll_hanx_alltoallv(const void *sbuf, const int *scounts, const int *sdi
                             struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    if (!mca_coll_hanx_use(m, comm, "alltoallv", 0, NULL))
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_ALLTOALLV, 0, NULL))
         return m->prev.alltoallv(sbuf, scounts, sdispls, sdtype, rbuf, rcounts, rdispls, rdtype,
                                  comm, m->prev.alltoallv_module);
     HANX_LOG(10, "coll:hanx: alltoallv on %s", comm->c_name);
@@ -1005,7 +1005,7 @@ int mca_coll_hanx_alltoall(const void *sbuf, int scount, struct ompi_datatype_t 
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int size = ompi_comm_size(comm);
     const i64 block = (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
-    if (!mca_coll_hanx_use(m, comm, "alltoall", (size_t)block, NULL) ||
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_ALLTOALL, (size_t)block, NULL) ||
         block * size * m->max_node_size > INT_MAX)
         return m->prev.alltoall(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
                                 m->prev.alltoall_module);

@@ -790,39 +790,39 @@ int mca_coll_hanx_ready(mca_coll_hanx_module_t *m, struct ompi_communicator_t *c
 /* The tuning's choice for this call: the view to run on, or NULL for the
  * previous module (said at verbose 10). */
 static hanx_view_t *choose_view(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                                const char *form, const char *collective, size_t bytes,
-                                hanx_choice_t *ch, int may_create)
+                                const char *form, int coll, size_t bytes, hanx_choice_t *ch,
+                                int may_create)
 {
-    mca_coll_hanx_choose(m, collective, bytes, 'i' == form[0], ch);
+    mca_coll_hanx_choose(m, coll, bytes, 'i' == form[0], ch);
     if (NULL == ch->algorithm || strcmp(ch->algorithm, "previous"))
         return use_view(m, comm, ch->low, ch->up, may_create);
-    HANX_LOG(10, "coll:hanx: %s%s of %zu bytes on %s: previous module (tuning)", form, collective,
-             bytes, comm->c_name);
+    HANX_LOG(10, "coll:hanx: %s%s of %zu bytes on %s: previous module (tuning)", form,
+             collx_coll_name(coll), bytes, comm->c_name);
     return NULL;
 }
 
-int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                      const char *collective, size_t bytes, hanx_choice_t *choice)
+int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, int coll,
+                      size_t bytes, hanx_choice_t *choice)
 {
     hanx_choice_t ch;
     if (!mca_coll_hanx_ready(m, comm)) return 0;
-    const int use = NULL != choose_view(m, comm, "", collective, bytes, &ch, 1);
+    const int use = NULL != choose_view(m, comm, "", coll, bytes, &ch, 1);
     if (choice) *choice = ch;
     return use;
 }
 
 hanx_view_t *mca_coll_hanx_use_nb(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm,
-                                  const char *collective, size_t bytes, hanx_choice_t *choice)
+                                  int coll, size_t bytes, hanx_choice_t *choice)
 {
     if (HIER_READY != m->hier_state) {
         /* building it would wait for the other ranks inside a call that
          * must not: the previous module serves until a blocking collective
          * has built it */
         HANX_LOG(10, "coll:hanx: i%s on %s: hierarchy not built yet (a blocking collective "
-                     "builds it): previous module", collective, comm->c_name);
+                     "builds it): previous module", collx_coll_name(coll), comm->c_name);
         return NULL;
     }
-    return choose_view(m, comm, "i", collective, bytes, choice, 0);
+    return choose_view(m, comm, "i", coll, bytes, choice, 0);
 }
 
 int mca_coll_hanx_order_ok(mca_coll_hanx_module_t *m, struct ompi_op_t *op)

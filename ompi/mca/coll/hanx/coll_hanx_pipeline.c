@@ -686,7 +686,7 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    if (!mca_coll_hanx_use(m, comm, "bcast", mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_BCAST, mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
         return m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
     int rc;
     if (flat(m, &ch, COLLX_COLL_BCAST, comm, NULL, buf, count, dtype, NULL, root, NULL, &rc))
@@ -709,7 +709,7 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, "bcast",
+    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, COLLX_COLL_BCAST,
                                           mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
     if (NULL == v)
         return m->prev.ibcast(buf, count, dtype, root, comm, request, m->prev.ibcast_module);
@@ -736,7 +736,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    if (!mca_coll_hanx_use(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_REDUCE, mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
         return m->prev.reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev.reduce_module);
     int rc;
     if (flat(m, &ch, COLLX_COLL_REDUCE, comm, sbuf, rbuf, count, dtype, op, root, NULL, &rc))
@@ -768,7 +768,7 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     if (unsafe_nb(m, COLLX_COLL_REDUCE, comm, sbuf, rbuf, count, dtype, op, root, request, &rc))
         return rc;
     hanx_view_t *v =
-        mca_coll_hanx_use_nb(m, comm, "reduce", mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
+        mca_coll_hanx_use_nb(m, comm, COLLX_COLL_REDUCE, mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
     if (v && flat(m, &ch, COLLX_COLL_REDUCE, comm, sbuf, rbuf, count, dtype, op, root, request,
                   &rc))
         return rc;
@@ -824,7 +824,7 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    const int use = mca_coll_hanx_use(m, comm, "allreduce", mca_coll_hanx_bytes(dtype, (size_t)count),
+    const int use = mca_coll_hanx_use(m, comm, COLLX_COLL_ALLREDUCE, mca_coll_hanx_bytes(dtype, (size_t)count),
                                       &ch);
     int rc;
     if (use && flat(m, &ch, COLLX_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, 0, NULL, &rc))
@@ -867,7 +867,7 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
     int rc;
     if (unsafe_nb(m, COLLX_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, 0, request, &rc))
         return rc;
-    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, "allreduce",
+    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, COLLX_COLL_ALLREDUCE,
                                           mca_coll_hanx_bytes(dtype, (size_t)count), &ch);
     if (v && flat(m, &ch, COLLX_COLL_ALLREDUCE, comm, sbuf, rbuf, count, dtype, op, 0, request,
                   &rc))
@@ -902,7 +902,7 @@ int mca_coll_hanx_barrier(struct ompi_communicator_t *comm, mca_coll_base_module
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    if (!mca_coll_hanx_use(m, comm, "barrier", 0, &ch)) return m->prev.barrier(comm, m->prev.barrier_module);
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_BARRIER, 0, &ch)) return m->prev.barrier(comm, m->prev.barrier_module);
     HANX_LOG(10, "coll:hanx: barrier on %s", comm->c_name);
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, MPI_BYTE, NULL, 1, 0);
@@ -917,7 +917,7 @@ int mca_coll_hanx_ibarrier(struct ompi_communicator_t *comm, ompi_request_t **re
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, "barrier", 0, &ch);
+    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, COLLX_COLL_BARRIER, 0, &ch);
     if (NULL == v) return m->prev.ibarrier(comm, request, m->prev.ibarrier_module);
     HANX_LOG(10, "coll:hanx: ibarrier on %s", comm->c_name);
     hanx_pipeline_t p;

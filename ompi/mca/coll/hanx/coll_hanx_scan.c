@@ -263,7 +263,7 @@ int mca_coll_hanx_reduce_scatter(const void *sbuf, void *rbuf, const int *rcount
     hanx_choice_t ch;
     size_t total = 0;
     for (int r = 0; r < ompi_comm_size(comm); ++r) total += (size_t)rcounts[r];
-    if (!mca_coll_hanx_use(m, comm, "reduce_scatter", mca_coll_hanx_bytes(dtype, total), &ch) ||
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_REDUCE_SCATTER, mca_coll_hanx_bytes(dtype, total), &ch) ||
         total > INT_MAX ||
         (!mca_coll_hanx_order_ok(m, op) &&
          !mca_coll_hanx_ordered_fits(m, comm, dtype, total, "reduce_scatter")))
@@ -286,7 +286,7 @@ int mca_coll_hanx_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount,
     hanx_choice_t ch;
     const int size = ompi_comm_size(comm);
     const size_t total = (size_t)rcount * (size_t)size;
-    if (!mca_coll_hanx_use(m, comm, "reduce_scatter_block",
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_REDUCE_SCATTER_BLOCK,
                            mca_coll_hanx_bytes(dtype, (size_t)rcount), &ch) ||
         total > INT_MAX ||
         (!mca_coll_hanx_order_ok(m, op) &&
@@ -346,13 +346,13 @@ static void rs_release(hanx_blocks_t *hb)
 static int ireduce_scatter_rings(mca_coll_hanx_module_t *m, const void *sbuf, void *rbuf,
                                  const int *rcounts, size_t total, size_t bytes,
                                  struct ompi_datatype_t *dtype, struct ompi_op_t *op,
-                                 struct ompi_communicator_t *comm, const char *name,
+                                 struct ompi_communicator_t *comm, int coll,
                                  ompi_request_t **request, int *started)
 {
     *started = 0;
     if (0 == total || total > INT_MAX || !ompi_op_is_commute(op)) return OMPI_SUCCESS;
     hanx_choice_t ch;
-    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, name, bytes, &ch);
+    hanx_view_t *v = mca_coll_hanx_use_nb(m, comm, coll, bytes, &ch);
     if (NULL == v) return OMPI_SUCCESS;
     collx_dtype_t d;
     collx_glue_dtype(&d, dtype);
@@ -365,7 +365,8 @@ static int ireduce_scatter_rings(mca_coll_hanx_module_t *m, const void *sbuf, vo
                           ? "datatype"
                           : NULL;
     if (why) {
-        HANX_LOG(10, "coll:hanx: i%s on %s: previous module (%s)", name, comm->c_name, why);
+        HANX_LOG(10, "coll:hanx: i%s on %s: previous module (%s)", collx_coll_name(coll),
+                 comm->c_name, why);
         return OMPI_SUCCESS;
     }
     const int size = ompi_comm_size(comm), S = m->split_parts, N = size / S;
@@ -403,7 +404,7 @@ static int ireduce_scatter_rings(mca_coll_hanx_module_t *m, const void *sbuf, vo
     mca_coll_hanx_add_stage(&p, 1, HANX_RAIL, ST_RING_RS, 0, NULL, part);
     mca_coll_hanx_add_stage(&p, 2, HANX_LOCAL, ST_LOCAL, 0, NULL, NULL);
     HANX_LOG(10, "coll:hanx: i%s on %s: split rails, the node's and the rail's on the collx ring",
-             name, comm->c_name);
+             collx_coll_name(coll), comm->c_name);
     *started = 1;
     return mca_coll_hanx_start_nb(m, &p, NULL, request);
 }
@@ -419,7 +420,7 @@ int mca_coll_hanx_ireduce_scatter(const void *sbuf, void *rbuf, const int *rcoun
     int started;
     const int rc = ireduce_scatter_rings(m, sbuf, rbuf, rcounts, total,
                                          mca_coll_hanx_bytes(dtype, total), dtype, op, comm,
-                                         "reduce_scatter", request, &started);
+                                         COLLX_COLL_REDUCE_SCATTER, request, &started);
     return started ? rc
                    : m->prev.ireduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, request,
                                              m->prev.ireduce_scatter_module);
@@ -437,7 +438,7 @@ int mca_coll_hanx_ireduce_scatter_block(const void *sbuf, void *rbuf, int rcount
         for (int r = 0; r < size; ++r) counts[r] = rcount;
         rc = ireduce_scatter_rings(m, sbuf, rbuf, counts, (size_t)rcount * (size_t)size,
                                    mca_coll_hanx_bytes(dtype, (size_t)rcount), dtype, op, comm,
-                                   "reduce_scatter_block", request, &started);
+                                   COLLX_COLL_REDUCE_SCATTER_BLOCK, request, &started);
         free(counts);
     }
     return started ? rc
@@ -485,7 +486,7 @@ int mca_coll_hanx_scan(const void *sbuf, void *rbuf, int count, struct ompi_data
                        mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    const int ready = mca_coll_hanx_use(m, comm, "scan", mca_coll_hanx_bytes(dtype, (size_t)count), NULL);
+    const int ready = mca_coll_hanx_use(m, comm, COLLX_COLL_SCAN, mca_coll_hanx_bytes(dtype, (size_t)count), NULL);
     if (ready && !m->blocks && mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "scan"))
         return mca_coll_hanx_ordered_scan(m, sbuf, rbuf, count, dtype, op, comm, 0);
     if (!ready || !m->blocks)
@@ -507,7 +508,7 @@ int mca_coll_hanx_exscan(const void *sbuf, void *rbuf, int count, struct ompi_da
                          mca_coll_base_module_t *module)
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
-    const int ready = mca_coll_hanx_use(m, comm, "exscan", mca_coll_hanx_bytes(dtype, (size_t)count), NULL);
+    const int ready = mca_coll_hanx_use(m, comm, COLLX_COLL_EXSCAN, mca_coll_hanx_bytes(dtype, (size_t)count), NULL);
     if (ready && !m->blocks && mca_coll_hanx_ordered_fits(m, comm, dtype, (size_t)count, "exscan"))
         return mca_coll_hanx_ordered_scan(m, sbuf, rbuf, count, dtype, op, comm, 1);
     if (!ready || !m->blocks)

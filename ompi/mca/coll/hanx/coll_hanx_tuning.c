@@ -26,34 +26,33 @@
  * allgatherv also "node_ring" (has_node_ring). */
 static char flat_names[COLLX_TREE_COUNT][32];
 
-static int has_flat(const char *collective)
+static int has_flat(int coll)
 {
-    return !strcmp(collective, "bcast") || !strcmp(collective, "reduce") ||
-           !strcmp(collective, "allreduce");
+    return COLLX_COLL_BCAST == coll || COLLX_COLL_REDUCE == coll || COLLX_COLL_ALLREDUCE == coll;
 }
 
-static int has_split(const char *collective)
+static int has_split(int coll)
 {
-    return !strcmp(collective, "allreduce") || !strcmp(collective, "reduce_scatter") ||
-           !strcmp(collective, "reduce_scatter_block");
+    return COLLX_COLL_ALLREDUCE == coll || COLLX_COLL_REDUCE_SCATTER == coll ||
+           COLLX_COLL_REDUCE_SCATTER_BLOCK == coll;
 }
 
 /* allgather(v)'s node ring: every rank's block broadcast at once round
  * the nodes (coll_hanx_gather.c, collx_allgather_start) */
-static int has_node_ring(const char *collective)
+static int has_node_ring(int coll)
 {
-    return !strcmp(collective, "allgather") || !strcmp(collective, "allgatherv");
+    return COLLX_COLL_ALLGATHER == coll || COLLX_COLL_ALLGATHERV == coll;
 }
 
-/* The names `collective`'s rules may give, into list; their number. */
-static int known_algorithms(const char *collective, const char **list)
+/* The names collective coll's rules may give, into list; their number. */
+static int known_algorithms(int coll, const char **list)
 {
     int n = 0;
     list[n++] = "hierarchical";
     list[n++] = "previous";
-    for (int k = 0; has_flat(collective) && k < COLLX_TREE_COUNT; ++k) list[n++] = flat_names[k];
-    if (has_split(collective)) list[n++] = "split";
-    if (has_node_ring(collective)) list[n++] = "node_ring";
+    for (int k = 0; has_flat(coll) && k < COLLX_TREE_COUNT; ++k) list[n++] = flat_names[k];
+    if (has_split(coll)) list[n++] = "split";
+    if (has_node_ring(coll)) list[n++] = "node_ring";
     return n;
 }
 
@@ -68,7 +67,8 @@ int mca_coll_hanx_tuning_open(void)
         snprintf(flat_names[k], sizeof(flat_names[k]), COLLX_FLAT_PREFIX "%s", collx_tree_name(k));
     collx_rules_t *r = collx_rules_load(c->tuning_file, err, sizeof(err));
     for (const char *const *coll = collx_coll_names(); r && *coll; ++coll)
-        if (collx_rules_check_algorithms(r, *coll, algorithms, known_algorithms(*coll, algorithms),
+        if (collx_rules_check_algorithms(r, *coll, algorithms,
+                                         known_algorithms(collx_coll_from_name(*coll), algorithms),
                                          err, sizeof(err))) {
             collx_rules_free(r);
             r = NULL;
@@ -99,16 +99,16 @@ void mca_coll_hanx_tuning_close(void)
  * segments from the core's collx_hier_segment_bytes (bcast in 256 KiB
  * segments from 512 KiB on, reduce in 64 KiB from 512 KiB, allreduce in 32 KiB
  * from 256 KiB). */
-static const char *default_algorithm(const char *collective, size_t bytes)
+static const char *default_algorithm(int coll, size_t bytes)
 {
     switch (mca_coll_hanx_component.default_algorithm) {
     case 1: return "hierarchical";
     case 2: return "previous";
-    case 3: return has_split(collective)       ? "split"
-                   : has_node_ring(collective) ? "node_ring"
-                                               : "hierarchical";
+    case 3: return has_split(coll)       ? "split"
+                   : has_node_ring(coll) ? "node_ring"
+                                         : "hierarchical";
     } /* (4: these, then mca_coll_hanx_choose asks the model) */
-    if (!strcmp(collective, "alltoall") && bytes > 256) return "previous";
+    if (COLLX_COLL_ALLTOALL == coll && bytes > 256) return "previous";
     return NULL;
 }
 
@@ -272,12 +272,12 @@ static void reduce_scatter_rings(const collx_rule_t *rule, hanx_choice_t *out)
         out->up_tree = COLLX_TREE_RING;
 }
 
-void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, size_t bytes,
-                          int nonblocking, hanx_choice_t *out)
+void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int nonblocking,
+                          hanx_choice_t *out)
 {
     collx_rule_t rule;
-    out->algorithm = default_algorithm(collective, bytes);
-    const int coll = collx_coll_from_name(collective);
+    const char *collective = collx_coll_name(coll);
+    out->algorithm = default_algorithm(coll, bytes);
     out->segment_bytes = collx_hier_segment_bytes(coll, bytes);
     out->low = out->up = NULL;
     out->low_tree = level_tree(&low_algorithm, *mca_coll_hanx_component.low_text, "low_algorithm");
@@ -289,7 +289,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, const char *collective, siz
     out->up_tree = builtin_level(out->up_tree, coll, bytes, 1, m->nnodes, nonblocking,
                                  mca_coll_hanx_component.up_var);
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
-    out->flat_tree = has_flat(collective) && 0 == mca_coll_hanx_component.default_algorithm
+    out->flat_tree = has_flat(coll) && 0 == mca_coll_hanx_component.default_algorithm
                          ? m->flat_default : -1;
     /* the model where no rule names the algorithm, with the rule's
      * segment where it gives one */
