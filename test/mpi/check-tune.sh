@@ -14,9 +14,11 @@ forced_file=$OMPI_MCA_coll_hanx_tuning_file
 unset OMPI_MCA_coll_hanx_tuning_file
 SMALL=(--max 256K --measure-max 64K --segments 16K,64K --windows 3 --point-time 0.001 --quiet)
 nodes2=(--mca coll_hanx_ranks_per_node 2)
+# (--margin off: a rule at every size, which the steps on t.json below
+# read; hanx's built-in choice as the baseline: builtin_baseline)
 
 tune_small() {
-    local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/t.json" "${SMALL[@]}" > "$work/tune.out" 2>&1 &&
+    local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/t.json" "${SMALL[@]}" --margin off > "$work/tune.out" 2>&1 &&
         grep -q "wrote $work/t.json" "$work/tune.out" && [ -s "$work/t.json" ] && [ -s "$work/t.model.json" ] &&
         grep -q '"format": "collx-tuning"' "$work/t.json" && grep -q "^allreduce " "$work/tune.out"
 }
@@ -34,7 +36,8 @@ flat_curves() {
 import json, sys
 m = json.load(open(sys.argv[1]))
 assert m["flat_trees"] == ["pipeline", "knomial", "topo", "ring", "recursive_doubling"], m["flat_trees"]
-assert m["version"] == 7 and m["split_rails"] is True, (m["version"], m.get("split_rails"))
+assert m["version"] == 8 and m["split_rails"] is True, (m["version"], m.get("split_rails"))
+assert m["margin"] < 0 and all("builtin" not in c for c in m["collectives"].values()), m["margin"]  # --margin off
 piped = ["bcast", "reduce", "allreduce"]
 whole = ["allgather", "alltoall", "barrier", "reduce_scatter_block"]
 assert sorted(m["collectives"]) == sorted(piped + whole), list(m["collectives"])
@@ -68,10 +71,11 @@ step "collx-tune measures the front door's flat collx trees, split rails (allred
 # "hier" of a collective measured whole is hanx's hierarchical algorithm,
 # also where hanx's built-in choice is the previous module (alltoall above
 # 256 B; allgather above 16 B before stop 25): every hanx call of the
-# tuning is hierarchical
+# tuning is hierarchical (--margin off: not the built-in choice, the
+# baseline, which is the previous module there)
 hier_measured() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 "$TUNE" --out "$work/w.json" --colls allgather,alltoall \
-        --min 1K --max 4K --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/w.out" 2>&1 ||
+        --min 1K --max 4K --measure-max 4K --windows 3 --point-time 0.001 --margin off --quiet > "$work/w.out" 2>&1 ||
         { tail "$work/w.out"; return 1; }
     grep -q "coll:hanx: allgather count 256 on" "$work/w.out" && grep -q "coll:hanx: alltoall count 1024 on" "$work/w.out" ||
         { echo "no hierarchical allgather/alltoall measured"; return 1; }
@@ -83,11 +87,11 @@ step "collx-tune measures hanx's hierarchical allgather and alltoall, not its bu
 # a job started with 2 (every call to the previous module) still measures
 # hanx's levels, its flat trees, its hierarchical allgather, and allreduce
 # and reduce_scatter_block as split rails (3 for those: run as such, never
-# handed to the levels)
+# handed to the levels; --margin off: the configurations alone)
 pinned_default() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --mca coll_hanx_default_algorithm 2 "$TUNE" \
         --out "$work/d.json" --colls bcast,allgather,allreduce,reduce_scatter_block --flat pipeline --segments 16K --min 1K --max 64K \
-        --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/d.out" 2>&1 || { tail "$work/d.out"; return 1; }
+        --measure-max 4K --windows 3 --point-time 0.001 --margin off --quiet > "$work/d.out" 2>&1 || { tail "$work/d.out"; return 1; }
     grep -q "coll:hanx: bcast levels (innermost first)" "$work/d.out" &&
         grep -qE "coll:hanx: bcast count [0-9]+ on .*: one collx pipeline tree over all ranks" "$work/d.out" &&
         grep -q "coll:hanx: allgather count 256 on" "$work/d.out" &&
@@ -106,10 +110,11 @@ step "collx-tune measures hanx's configurations whatever coll_hanx_default_algor
 # ... and whatever coll_hanx_flat_algorithm says: the job's communicators
 # would run every bcast and allreduce as that flat tree under hanx's
 # built-in choice; the hierarchical configurations must run the levels
+# (--margin off: the built-in choice, the baseline, is that flat tree here)
 pinned_flat() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --mca coll_hanx_flat_algorithm pipeline "$TUNE" \
         --out "$work/f.json" --colls bcast,allreduce --flat none --split no --segments 16K --min 1K --max 64K \
-        --measure-max 4K --windows 3 --point-time 0.001 --quiet > "$work/f.out" 2>&1 || { tail "$work/f.out"; return 1; }
+        --measure-max 4K --windows 3 --point-time 0.001 --margin off --quiet > "$work/f.out" 2>&1 || { tail "$work/f.out"; return 1; }
     grep -q "coll:hanx: bcast levels (innermost first)" "$work/f.out" &&
         grep -q "coll:hanx: allreduce levels (innermost first)" "$work/f.out" || { echo "no hierarchical call"; return 1; }
     ! grep -E "tree over all ranks" "$work/f.out" | grep -m3 . || { echo "a flat tree ran in a hierarchical measurement"; return 1; }
@@ -118,10 +123,11 @@ step "collx-tune measures the levels whatever coll_hanx_flat_algorithm the job s
 
 # split rails only where hanx runs them: not on 3 ranks (nodes of 2 and 1:
 # hanx hands a "split" allreduce to the levels), nor with --split no; the
-# model says they were not measured, and no rule names them
+# model says they were not measured, and no rule names them (--margin off:
+# a rule at every size)
 split_where() {
     local tiny=(--colls allreduce --flat none --segments 16K --min 1K --max 4K --measure-max 4K --windows 3
-                --point-time 0.001)
+                --point-time 0.001 --margin off)
     local_run 300 3 "${nodes2[@]}" "$TUNE" --out "$work/x.json" "${tiny[@]}" > "$work/x.out" 2>&1 &&
         grep -q "split rails not measured: the nodes are not all of one size" "$work/x.out" ||
         { tail "$work/x.out"; return 1; }
@@ -286,7 +292,7 @@ step "collx-tune --low/--up: other modules on the levels measured, in the model,
 # the levels' collx trees (--up-trees): hanx itself runs the tree on the
 # leaders' level of bcast, reduce and allreduce (not of the collectives
 # measured whole); a choice of the levels of its own, measured whole and
-# as pipelines, in the model (version 7) and in --explain
+# as pipelines, in the model (version 8) and in --explain
 LEVELS2=(--mca coll_hanx_ranks_per_node 2 --mca coll_hanx_socket_level 0)  # exactly 2 levels
 TINY=(--flat none --split no --segments 16K --min 1K --max 64K --measure-max 16K --windows 3 --point-time 0.001)
 level_trees() {
@@ -295,7 +301,7 @@ level_trees() {
     python3 - "$work/lt.model.json" <<'EOF' || return 1
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m["version"] == 7, m["version"]
+assert m["version"] == 8, m["version"]
 choices = [(s["low"], s["up"], s["low_algorithm"], s["up_algorithm"]) for s in m["submodules"]]
 assert choices == [("", "", "module", "module"), ("", "", "module", "pipeline")], choices
 for name in ("bcast", "reduce", "allreduce"):
@@ -321,11 +327,12 @@ step "collx-tune --up-trees: the leaders' collx tree measured (whole and pipelin
 # ... and collx-tune sets coll_hanx_low/up_algorithm through MPI_T at every
 # measurement: a job started with chain between the leaders measures the
 # module where a configuration says module and the LP tree where it says
-# pipeline, never chain (every rank's verbose lines, in files of their own)
+# pipeline, never chain (every rank's verbose lines, in files of their own;
+# --margin off: the built-in choice, the baseline, is chain in this job)
 pinned_trees() {
     local_run 300 4 "${LEVELS2[@]}" --mca coll_hanx_up_algorithm chain --mca coll_hanx_verbose 10 \
         --output-filename "$work/pin" "$TUNE" --out "$work/pin.json" "${TINY[@]}" --colls bcast --up-trees pipeline \
-        --quiet > "$work/pin.out" 2>&1 || { tail "$work/pin.out"; return 1; }
+        --margin off --quiet > "$work/pin.out" 2>&1 || { tail "$work/pin.out"; return 1; }
     local lines
     lines=$(cat "$work"/pin/1/rank.*/stderr | grep "coll:hanx: bcast levels (innermost first)" | sed 's/.*: //' | sort | uniq -c)
     echo "$lines"
@@ -359,6 +366,52 @@ EOF
     done
 }
 step "a file naming up_algorithm: --validate measures its tree, hanx runs it (verbose), checker passes" follows_trees
+
+# hanx's built-in choice -- what runs where no rule matches -- is measured
+# first, unpinned (its own segments, and the levels' built-in trees: a
+# reduce from 64 KiB runs the collx binomial tree between the leaders, which
+# no configuration measured here does), and it is the baseline: a size gets
+# a rule only where a configuration is predicted faster than it by more
+# than the margin (10%, or the built-in's measured spread there); elsewhere
+# no rule, and --explain and --validate say the built-in runs
+builtin_baseline() {
+    local_run 300 4 "${LEVELS2[@]}" --mca coll_hanx_verbose 10 --output-filename "$work/bl" "$TUNE" \
+        --out "$work/bl.json" --colls bcast,reduce --flat topo --split no --segments 16K --min 1K --max 128K \
+        --measure-max 128K --windows 3 --point-time 0.001 --quiet > "$work/bl.out" 2>&1 || { tail "$work/bl.out"; return 1; }
+    cat "$work"/bl/1/rank.*/stderr | grep -q "coll:hanx: reduce levels (innermost first): module, binomial" ||
+        { echo "the built-in reduce (the leaders' binomial tree from 64 KiB) not measured"; return 1; }
+    python3 - "$work/bl" <<'PY' || return 1
+import json, re, sys
+m = json.load(open(sys.argv[1] + ".model.json"))
+assert m["version"] == 8 and m["margin"] == 0.1, (m["version"], m["margin"])
+for name in ("bcast", "reduce"):
+    c = m["collectives"][name]
+    assert [x for x, _ in c["builtin"]] == [x for x, _ in c["previous"]], name
+    assert len(c["builtin_spread"]) == len(c["builtin"]) and all(t > 0 for _, t in c["builtin"]), name
+rules = json.load(open(sys.argv[1] + ".json"))["rules"]
+for r in rules:  # each beat the built-in by the margin at least, where it was chosen
+    p, b = (float(v) for v in re.match(r"predicted ([0-9.]+) us at \S+ bytes \(built-in ([0-9.]+) us\)",
+                                         r["comment"]).groups())
+    assert p < 0.9 * b, r
+print(len(rules), "rules, each predicted faster than hanx's built-in choice by more than 10%")
+PY
+    local coll b ex
+    for coll in bcast reduce; do
+        for b in 1K 4K 16K 64K 128K; do
+            ex=$("$TUNE" --explain "$work/bl.json" --coll $coll --bytes $b) || return 1
+            echo "$ex" | grep -qE "^    builtin +[0-9.]+ +\(hanx's own choice; a rule must be predicted [0-9]+% faster\)" &&
+                { echo "$ex" | grep -q "^  rule [0-9]* (line [0-9]*) of" ||
+                  { echo "$ex" | grep -q "no rule of .* matches: hanx uses its built-in defaults" &&
+                    echo "$ex" | grep -q "<- runs: no rule"; }; } || { echo "$ex"; return 1; }
+        done
+    done
+    # validated: where no rule matches, the built-in runs, measured like any configuration
+    local_run 300 4 "${LEVELS2[@]}" "$TUNE" --validate "$work/bl.json" --sample 3 --windows 3 --point-time 0.001 \
+        > "$work/blv.out" 2>&1 || { tail "$work/blv.out"; return 1; }
+    ! grep -q "(no rule)" "$work/blv.out" &&
+        [ "$(grep -cE '^(bcast|reduce) +[0-9KM]+ +[a-z]' "$work/blv.out")" = 6 ] || { cat "$work/blv.out"; return 1; }
+}
+step "collx-tune measures hanx's built-in choice first and writes a rule only where a configuration beats it by the margin" builtin_baseline
 
 budget() {
     local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/b.json" --windows 5 --budget 0.05 > "$work/b.out" 2>&1 &&

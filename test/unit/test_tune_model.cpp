@@ -266,6 +266,60 @@ START_TEST(rules_encode_the_best_choices) {
 }
 END_TEST
 
+// hanx's built-in choice (measured first, Config::one_flag) keeps a size
+// -- no rule: hanx runs it -- unless the best configuration is predicted
+// faster by more than the margin, or than the built-in's measured spread
+// there where that is larger (at most a half); --margin off (< 0): a rule
+// at every size.  The file keeps the curves and the margin.
+START_TEST(builtin_choice_keeps_sizes_without_rules) {
+    Model m = sample_model();
+    CollModel &b = m.colls[Coll::Bcast];
+    for (std::uint64_t x : m.sizes) {
+        const double best = m.best(Coll::Bcast, x)->second;
+        // below 4K: within 5%; from 4K: 1.5x the best; at 64K: 1.3x, but
+        // with a spread of 60% there (the margin: 50%)
+        const double f = x < 4096 ? 1.05 : x == 65536 ? 1.3 : 1.5;
+        b.builtin.set(x, f * best);
+        b.builtin_spread.set(x, x == 65536 ? 0.6 : 0.02);
+    }
+    ck_assert(near(m.margin_at(Coll::Bcast, 1024), 0.1));
+    ck_assert(near(m.margin_at(Coll::Bcast, 65536), 0.5));
+    ck_assert(near(m.margin_at(Coll::Reduce, 65536), 0.1));  // (no spread measured)
+    const auto check = [](const Model &model, const collx::Rules &r) {
+        for (std::uint64_t x : model.sizes) {
+            const collx::Rule *rule = r.lookup("bcast", 4, 2, x);
+            const bool kept = x < 4096 || x == 65536;
+            ck_assert_msg((rule == nullptr) == kept, "bcast %llu: %s", (unsigned long long)x,
+                          rule ? "a rule" : "no rule");
+            ck_assert(model.choice(Coll::Bcast, x)->first.builtin == kept);
+            if (rule) ck_assert(*config_of(*rule) == model.best(Coll::Bcast, x)->first);
+            // the collectives without a built-in curve: a rule everywhere
+            ck_assert(r.lookup("reduce", 4, 2, x) != nullptr);
+        }
+        ck_assert(r.lookup("bcast", 4, 2, ~0ULL) != nullptr);  // 16M: 1.5x, a rule, unbounded
+    };
+    const collx::Rules r = m.rules();
+    check(m, collx::Rules::parse(r.to_string(), "generated"));
+    // the rule says what it beat
+    const collx::Rule *big = r.lookup("bcast", 4, 2, 1u << 20);
+    ck_assert(big && big->comment && big->comment->find("(built-in ") != std::string::npos);
+    // the model file: the built-in's curves and the margin
+    const Model back = Model::from_json(nlohmann::json::parse(m.to_json().dump()));
+    ck_assert(near(back.margin, 0.1));
+    ck_assert(near(*back.colls.at(Coll::Bcast).predict(Coll::Bcast, Config::one_flag(), 1024),
+                   1.05 * m.best(Coll::Bcast, 1024)->second));
+    check(back, back.rules());
+    // a model from before (version 7): no margin, no built-in, a rule everywhere
+    auto j = nlohmann::json::parse(m.to_json().dump());
+    j["version"] = 7;
+    j.erase("margin");
+    ck_assert(Model::from_json(j).margin < 0);
+    // --margin off: a rule at every size
+    m.margin = -1;
+    for (std::uint64_t x : m.sizes) ck_assert(m.rules().lookup("bcast", 4, 2, x) != nullptr);
+}
+END_TEST
+
 // Stopped early: rules only up to the largest size measured whole, the
 // last one bounded; a collective not measured at all gets none.
 START_TEST(incomplete_model_rules_stop_at_measured_sizes) {
@@ -613,7 +667,7 @@ START_TEST(split_rails_become_rules) {
     // ... and a version 6 model without the flag or the curve is one that did not measure them
     old["version"] = 6;
     ck_assert(!Model::from_json(old).split);
-    old["version"] = 8;  // (a newer format: not read)
+    old["version"] = 9;  // (a newer format: not read)
     ck_assert(throws([&] { Model::from_json(old); }));
 }
 END_TEST
@@ -703,9 +757,9 @@ START_TEST(level_trees_become_rules) {
     h.up_algorithm = "torus";
     ck_assert(!config_of(h).has_value());
 
-    // the model file: version 7, the trees by name in the choices and the curves
+    // the model file: version 8, the trees by name in the choices and the curves
     const auto j = m.to_json();
-    ck_assert_int_eq(j["version"].get<int>(), 7);
+    ck_assert_int_eq(j["version"].get<int>(), 8);
     ck_assert(j["submodules"][1]["up_algorithm"] == "pipeline" && j["submodules"][1]["low_algorithm"] == "module");
     ck_assert(j["collectives"]["bcast"]["hier"].size() == 3);
     Model b = Model::from_json(nlohmann::json::parse(j.dump()));
@@ -745,6 +799,7 @@ int main() {
     tcase_add_test(t, unsegmented_and_previous);
     tcase_add_test(t, configs_and_sizes);
     tcase_add_test(t, rules_encode_the_best_choices);
+    tcase_add_test(t, builtin_choice_keeps_sizes_without_rules);
     tcase_add_test(t, model_file_round_trip);
     tcase_add_test(t, incomplete_model_rules_stop_at_measured_sizes);
     tcase_add_test(t, submodule_choices_become_rules);

@@ -65,6 +65,7 @@ struct Options {
     std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO, COLLX_TREE_RING,
                           COLLX_TREE_RECURSIVE_DOUBLING};
     bool split = true;         // split rails measured (where nodes are of one size)
+    double margin = 0.1;       // Model::margin; < 0 (--margin off): hanx's built-in not measured
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
     double point_time = 0.01;  // seconds per point (windows fill it)
@@ -113,6 +114,11 @@ struct Options {
         "                      (\"split\" rules) and allgather on the node ring\n"
         "                      (\"node_ring\" rules; default\n"
         "                      yes, where the nodes all have the same number of ranks)\n"
+        "  --margin F|off      hanx's built-in choice (what runs where no rule matches) is\n"
+        "                      measured first; a size gets a rule only where a configuration\n"
+        "                      is predicted faster than it by more than F of its time, or\n"
+        "                      by more than its measured spread there if larger (default\n"
+        "                      0.1); off: not measured, every size gets a rule\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
         "  --windows N         timed windows per point, at least (default 9); the median\n"
@@ -192,6 +198,11 @@ Options parse(int argc, char **argv) {
             const std::string v = need(i);
             if (v != "yes" && v != "no") throw std::runtime_error("--split: yes or no");
             o.split = v == "yes";
+        } else if (a == "--margin") {
+            const std::string v = need(i);
+            o.margin = v == "off" ? -1 : std::stod(v);
+            if (v != "off" && (o.margin < 0 || o.margin >= 1))
+                throw std::runtime_error("--margin: a share from 0 to below 1, or off");
         } else if (a == "--low") o.low.push_back(need(i));
         else if (a == "--up") o.up.push_back(need(i));
         else if (a == "--budget") o.budget = std::stod(need(i));
@@ -333,6 +344,12 @@ int explain(const Options &o) {
     if (cm == model->colls.end()) return 0;
     std::printf("  predicted by the model (us):\n");
     auto b = model->best(*coll, o.bytes);
+    if (!cm->second.builtin.empty()) {  // the baseline every rule had to beat
+        auto t = cm->second.predict(*coll, Config::one_flag(), o.bytes);
+        std::printf("    %-24s %12s  (hanx's own choice; a rule must be predicted %.0f%% faster)%s\n", "builtin",
+                    t ? fmt_us(*t).c_str() : "n/a", 100 * model->margin_at(*coll, o.bytes),
+                    !idx && model->nodes == nodes && model->ranks_per_node == rpn ? "  <- runs: no rule" : "");
+    }
     for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->levels, model->flats,
                                        model->split)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
@@ -462,8 +479,8 @@ int score(const Options &o) {
     }
     const auto file_choice = [&](Coll coll, std::uint64_t x) -> std::string {
         const collx::Rule *r = rules.lookup(name(coll), nodes, rpn, x);
-        auto c = r ? config_of(*r) : std::nullopt;
-        return c ? c->at(x).label() : "(no rule)";
+        auto c = r ? config_of(*r) : std::optional<Config>(Config::one_flag());  // (no rule: hanx's own)
+        return c ? c->at(x).label() : "(no rule hanx knows)";
     };
     const auto percent = [](double share) { return 100 * share; };
     std::vector<Table> all;
@@ -734,8 +751,10 @@ class Job {
     // A window whose previous call overran it (or that a rank started
     // more than W/2 late) is discarded; too many discarded: wider windows.
     // The median over the windows, which fill point_time (at least
-    // min_windows of them).
-    double latency(const std::function<void()> &op, int min_windows, double point_time) {
+    // min_windows of them); *spread (if asked): their interquartile range
+    // over the median.
+    double latency(const std::function<void()> &op, int min_windows, double point_time,
+                   double *spread = nullptr) {
         op();  // warm-up (and connections)
         double one = 0;
         for (int i = 0; i < 3; ++i) {
@@ -769,7 +788,12 @@ class Job {
         }
         if (valid.empty()) valid.assign(d.begin(), d.begin() + std::ptrdiff_t(d.size() / 2));
         std::sort(valid.begin(), valid.end());
-        return valid[valid.size() / 2];
+        const double med = valid[valid.size() / 2];
+        if (spread) {
+            const std::size_t n = valid.size();
+            *spread = med > 0 ? (valid[(3 * (n - 1)) / 4] - valid[(n - 1) / 4]) / med : 0;
+        }
+        return med;
     }
 
     void progress(const std::string &what) const {
@@ -791,7 +815,12 @@ class Job {
     void set_level_trees(const Levels &l) {
         cvar_write_string("coll_hanx_low_algorithm", level_algorithm(l.low_tree));
         cvar_write_string("coll_hanx_up_algorithm", level_algorithm(l.up_tree));
+        levels_set = true;
     }
+    // once set, coll_hanx_low/up_algorithm no longer read as left at
+    // their defaults, and hanx's built-in trees on the levels stop: its
+    // built-in choice can only be measured before (measure() checks)
+    bool levels_set = false;
 
     // hanx's segment size for `coll`: 0 = unsegmented (a value no message
     // reaches), else the segment
@@ -846,7 +875,10 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 // its segment size for `coll` set (0: unsegmented), or for a collective
 // that is not pipelined hanx made to run its hierarchical algorithm, or
 // allreduce as split rails in hanx's built-in segments (as a "split" rule
-// without segment_bytes runs it).  Every hanx measurement says
+// without segment_bytes runs it), or hanx's built-in choice (what runs
+// where no rule matches: coll_hanx_default_algorithm 0, its own segments
+// and levels' trees -- only while no measurement has set the latter; its
+// spread into *spread).  Every other hanx measurement says
 // coll_hanx_default_algorithm itself, whatever the job started with: 1
 // for the hierarchical configurations (hanx's levels, never the
 // communicator's flat tree, nor the previous module its built-in choice
@@ -854,7 +886,16 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 // own communicator, whose flat tree it is); and so coll_hanx_low/up_algorithm: the
 // configuration's trees, "module" elsewhere (split rails' rail runs the
 // leaders' one).  Tuning and validation measure through this alone.
-double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B) {
+double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B,
+               double *spread = nullptr) {
+    if (c.builtin) {
+        if (J.levels_set)
+            throw std::logic_error("collx-tune: hanx's built-in choice measured after a level's "
+                                   "algorithm was set");
+        if (pipelined(coll)) J.builtin_segments(coll);
+        J.set_default_algorithm(0);
+        return J.latency(whole(coll, J.hanx, B), o.windows, o.point_time, spread);
+    }
     const bool hier = c.hierarchical();
     if (hier && pipelined(coll)) J.set_segment(coll, c.segment);
     if (c.split && pipelined(coll)) J.builtin_segments(coll);
@@ -884,6 +925,7 @@ int tune(Job &J, const Options &o) {
         if (x >= o.min / 16) wsizes.push_back(x);
     m.levels = level_choices(o);
     m.flats = o.flat;
+    m.margin = o.margin;
     // split rails where hanx runs them: on nodes of different sizes (or of
     // one rank) it hands a "split" call to the levels
     m.split = o.split && std::any_of(o.colls.begin(), o.colls.end(), has_split);
@@ -906,8 +948,25 @@ int tune(Job &J, const Options &o) {
     };
     std::size_t total = 0, done = 0;
     for (Coll coll : o.colls)
-        total += sizes_of(coll, wsizes).size() + (pipelined(coll) ? levels_of(coll).size() * o.segments.size() : 0);
+        total += sizes_of(coll, wsizes).size() * (m.margin >= 0 ? 2 : 1) +
+                 (pipelined(coll) ? levels_of(coll).size() * o.segments.size() : 0);
     const auto step = [&] { return "[" + std::to_string(++done) + "/" + std::to_string(total) + "] "; };
+    // first hanx's built-in choice, the baseline of every rule, at every
+    // size measured whole: before any measurement sets the levels' trees
+    // (Job::levels_set)
+    for (Coll coll : o.colls) {
+        if (m.margin < 0) break;
+        CollModel &cm = m.colls[coll];
+        for (std::uint64_t x : sizes_of(coll, wsizes)) {
+            if ((stopped = stopped || J.stop())) break;
+            Buffers B(x, J.size);
+            double spread = 0;
+            cm.builtin.set(x, measure(J, o, coll, Config::one_flag(), B, &spread));
+            cm.builtin_spread.set(x, spread);
+            J.progress(step() + name(coll) + " " + bytes_label(x) + ": built-in " + fmt_us(cm.builtin.at(x)) +
+                       " us (spread " + std::to_string(int(100 * spread + 0.5)) + "%)");
+        }
+    }
     // collective by collective (as the validation measures): its whole
     // curves, then its pipelines in place -- hanx itself with segments of
     // s, on 2, 4, 8, 32 and 128 segments and on the longest power of 2 as
@@ -967,17 +1026,19 @@ int tune(Job &J, const Options &o) {
     std::printf("collx-tune: measured tasks in %.1f s on %d nodes x %d ranks; wrote %s (%zu rules) "
                 "and %s\n\n", m.tuning_seconds, m.nodes, m.ranks_per_node, o.out.c_str(), r.size(),
                 model_path(o.out).c_str());
-    // the summary: predicted best per size, and the previous module
-    std::printf("%-10s %10s  %-20s %12s %12s %8s\n", "collective", "bytes", "choice", "predicted_us",
-                "previous_us", "gain");
+    // the summary: the file's choice per size (builtin: no rule), the
+    // previous module and hanx's built-in choice
+    std::printf("%-10s %10s  %-20s %12s %12s %8s %12s\n", "collective", "bytes", "choice", "predicted_us",
+                "previous_us", "gain", "builtin_us");
     for (Coll coll : o.colls)
         for (std::uint64_t x : m.sizes_of(coll)) {
-            auto b = m.best(coll, x);
+            auto b = m.choice(coll, x);
             auto p = m.colls[coll].predict(coll, Config{true, 0, {}}, x);
+            auto h = m.colls[coll].predict(coll, Config::one_flag(), x);
             if (!b) continue;
-            std::printf("%-10s %10s  %-20s %12s %12s %7.2fx\n", name(coll), bytes_label(x).c_str(),
+            std::printf("%-10s %10s  %-20s %12s %12s %7.2fx %12s\n", name(coll), bytes_label(x).c_str(),
                         b->first.label().c_str(), fmt_us(b->second).c_str(), p ? fmt_us(*p).c_str() : "n/a",
-                        p ? *p / b->second : 0.0);
+                        p ? *p / b->second : 0.0, h && !std::isnan(*h) ? fmt_us(*h).c_str() : "n/a");
         }
     return 0;
 }
@@ -1099,6 +1160,26 @@ int validate(Job &J, const Options &o) {
     double measuring = 0;
     const double t0 = MPI_Wtime();
     J.warm_up();  // like the tuning (not counted in `measuring`)
+    // hanx's built-in choice -- what runs where no rule of the file
+    // matches -- first, as the tuning measures it (before any measurement
+    // sets the levels' trees); a configuration like the others where the
+    // file was tuned against it (its model has its curve) or leaves the
+    // size to it (no rule)
+    std::map<Coll, std::map<std::uint64_t, double>> builtin_t;
+    if (o.margin >= 0) {
+        const double m0 = MPI_Wtime();
+        for (Coll coll : o.colls) {
+            const bool baseline =
+                model && model->colls.count(coll) && !model->colls.at(coll).builtin.empty();
+            for (std::uint64_t x : sizes_of(coll, sample)) {
+                if (!baseline && rules.lookup(name(coll), J.nodes, J.rpn, x)) continue;
+                if (J.stop()) break;
+                Buffers B(x, J.size);
+                builtin_t[coll][x] = measure(J, o, coll, Config::one_flag(), B);
+            }
+        }
+        measuring += MPI_Wtime() - m0;
+    }
     if (J.rank == 0)
         std::printf("%-10s %10s  %-20s %12s  %-20s %12s %7s %7s\n", "collective", "bytes", "chosen",
                     "measured_us", "best", "best_us", "regret", "pred_err");
@@ -1113,9 +1194,12 @@ int validate(Job &J, const Options &o) {
             Config best{};
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
-            // every configuration, measured as the tuning measures
-            for (const Config &c : configs_for(coll, x, segments, levels, flats, split)) {
-                t[c.label()] = measure(J, o, coll, c, B);
+            std::vector<Config> all = configs_for(coll, x, segments, levels, flats, split);
+            if (builtin_t[coll].count(x)) all.insert(all.begin(), Config::one_flag());
+            // every configuration, measured as the tuning measures (the
+            // built-in: above)
+            for (const Config &c : all) {
+                t[c.label()] = c.builtin ? builtin_t[coll][x] : measure(J, o, coll, c, B);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
                     if (auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, c, x) : std::nullopt) {
@@ -1125,7 +1209,10 @@ int validate(Job &J, const Options &o) {
             }
             measuring += MPI_Wtime() - m0;
             const collx::Rule *r = rules.lookup(name(coll), J.nodes, J.rpn, x);
-            auto chosen = r ? config_of(*r) : std::nullopt;
+            // (no rule: hanx's built-in choice, where measured)
+            auto chosen = r                            ? config_of(*r)
+                          : builtin_t[coll].count(x) ? std::optional<Config>(Config::one_flag())
+                                                       : std::nullopt;
             ++points;
             if (chosen) chosen = chosen->at(x);
             if (chosen && !t.count(chosen->label()) && chosen->hierarchical())
@@ -1140,7 +1227,7 @@ int validate(Job &J, const Options &o) {
                     std::snprintf(b, sizeof(b), "%.0f%%", e * 100);
                     pred_err = b;
                 }
-                if (auto pb = model->best(coll, x)) winners[x] = {best.label(), pb->first.label()};
+                if (auto pb = model->choice(coll, x)) winners[x] = {best.label(), pb->first.label()};
             }
             std::string reg = "-";
             if (chosen) {
@@ -1163,6 +1250,7 @@ int validate(Job &J, const Options &o) {
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
             std::vector<Config> all = configs_for(coll, ~0ULL, segments, levels, flats, split);
+            if (!builtin_t[coll].empty()) all.insert(all.begin(), Config::one_flag());
             write_plot(o.plot, coll, xs, all, pm, winners);
         }
     }

@@ -135,6 +135,7 @@ std::string flat_label(int tree) {
 int flat_tree(const std::string &name) { return collx_tree_from_name(name.c_str()); }
 
 std::string Config::label() const {
+    if (builtin) return "builtin";
     if (previous) return "previous";
     if (flat >= 0) return flat_label(flat);
     if (node_ring) return "node_ring";
@@ -224,6 +225,7 @@ double Pipeline::fill_drain(int K) const {
 }
 
 const Curve *CollModel::whole(const Config &c) const {
+    if (c.builtin) return &builtin;
     if (c.previous) return &previous;
     if (c.split) return &split;
     auto f = flat.find(c.flat);  // (hanx's levels: flat -1, never a tree)
@@ -232,7 +234,7 @@ const Curve *CollModel::whole(const Config &c) const {
 
 Curve &CollModel::whole(const Config &c) {
     if (c.hierarchical()) throw std::logic_error("collx-tune: hanx's levels have no whole curve of their own");
-    return c.previous ? previous : c.split ? split : flat[c.flat];
+    return c.builtin ? builtin : c.previous ? previous : c.split ? split : flat[c.flat];
 }
 
 std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t bytes) const {
@@ -263,6 +265,24 @@ std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t by
         if (t && (!b || *t < b->second)) b = std::make_pair(c, *t);
     }
     return b;
+}
+
+// (the spread: the windows' own noise at that size, as measured; capped,
+// so that a very noisy size still takes a rule that halves the time)
+double Model::margin_at(Coll coll, std::uint64_t bytes) const {
+    auto it = colls.find(coll);
+    if (margin < 0 || it == colls.end()) return margin;
+    const Curve &s = it->second.builtin_spread;
+    return s.empty() ? margin : std::max(margin, std::min(s.at(bytes), 0.5));
+}
+
+std::optional<std::pair<Config, double>> Model::choice(Coll coll, std::uint64_t bytes) const {
+    auto b = best(coll, bytes);
+    auto it = colls.find(coll);
+    if (!b || margin < 0 || it == colls.end() || it->second.builtin.empty()) return b;
+    const double t = it->second.builtin.at(bytes);
+    if (b->second < (1 - margin_at(coll, bytes)) * t) return b;
+    return std::make_pair(Config::one_flag(), t);
 }
 
 static std::string us(double s) {
@@ -305,7 +325,7 @@ Rules Model::rules() const {
         const std::uint64_t cap = complete || measured.empty() ? ~0ULL : measured.rbegin()->first;
         for (std::uint64_t m : sizes_of(coll)) {
             if (m > cap) break;
-            auto b = best(coll, m);
+            auto b = choice(coll, m);
             if (!b) break;
             if (!runs.empty() && runs.back().c == b->first) {
                 runs.back().hi = m, runs.back().t_hi = b->second, runs.back().at = m;
@@ -314,8 +334,10 @@ Rules Model::rules() const {
             }
             lo = m + 1;
         }
+        const Curve &builtin = colls.at(coll).builtin;
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const Run &x = runs[i];
+            if (x.c.builtin) continue;  // hanx's own choice: no rule
             Rule rule;
             rule.collective = name(coll);
             rule.nodes = RuleRange::exactly(std::uint64_t(nodes));
@@ -340,7 +362,8 @@ Rules Model::rules() const {
                                                                                 : std::size_t(x.hi),
                                            1, nodes, 0) >= 0)
                 rule.up_algorithm = "module";
-            rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes";
+            rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes" +
+                           (margin >= 0 && !builtin.empty() ? " (built-in " + us(builtin.at(x.at)) + ")" : "");
             r.add(rule);
         }
     }
@@ -428,7 +451,7 @@ static Levels levels_from(const nlohmann::json &j) {
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 7;
+    j["version"] = 8;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -442,6 +465,7 @@ nlohmann::ordered_json Model::to_json() const {
     j["flat_trees"] = nlohmann::ordered_json::array();
     for (int f : flats) j["flat_trees"].push_back(collx_tree_name(f));
     j["split_rails"] = split;
+    j["margin"] = margin;
     auto &cj = j["collectives"];
     cj = nlohmann::ordered_json::object();
     for (auto &[coll, m] : colls) {
@@ -455,6 +479,10 @@ nlohmann::ordered_json Model::to_json() const {
         o["flat"] = nlohmann::ordered_json::object();
         for (auto &[f, c] : m.flat) o["flat"][collx_tree_name(f)] = curve_json(c);
         if (!m.split.empty()) o["split"] = curve_json(m.split);
+        if (!m.builtin.empty()) {
+            o["builtin"] = curve_json(m.builtin);
+            o["builtin_spread"] = curve_json(m.builtin_spread);
+        }
         o["hier"] = nlohmann::ordered_json::array();
         for (auto &[l, h] : m.hier) {
             nlohmann::ordered_json hj = levels_json(l);
@@ -476,11 +504,12 @@ nlohmann::ordered_json Model::to_json() const {
 
 Model Model::from_json(const nlohmann::json &j) {
     // version 3: without flat trees; 4: bcast, reduce and allreduce only;
-    // 5: without split rails (not measured); 6: without the levels' trees
+    // 5: without split rails (not measured); 6: without the levels' trees;
+    // 7: without hanx's built-in choice (every size had a rule)
     const int version = j.value("version", 0);
-    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 7)
+    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 8)
         throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3 "
-                                 "to 7; run collx-tune again)");
+                                 "to 8; run collx-tune again)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();
@@ -500,6 +529,7 @@ Model Model::from_json(const nlohmann::json &j) {
     if (j.contains("flat_trees"))
         for (const auto &x : j.at("flat_trees")) m.flats.push_back(tree_of(x.get<std::string>()));
     m.split = j.value("split_rails", false);
+    m.margin = j.value("margin", -1.0);
     for (auto &[cname, o] : j.at("collectives").items()) {
         auto coll = coll_from_name(cname);
         if (!coll) throw std::runtime_error("unknown collective \"" + cname + "\"");
@@ -508,6 +538,10 @@ Model Model::from_json(const nlohmann::json &j) {
         if (o.contains("flat"))
             for (auto &[f, c] : o.at("flat").items()) cm.flat[tree_of(f)] = curve_from(c);
         if (o.contains("split")) cm.split = curve_from(o.at("split"));  // absent: not measured
+        if (o.contains("builtin")) {
+            cm.builtin = curve_from(o.at("builtin"));
+            cm.builtin_spread = curve_from(o.value("builtin_spread", nlohmann::json::array()));
+        }
         for (const auto &hj : o.at("hier")) {
             HierModel &h = cm.hier[levels_from(hj)];
             h.whole = curve_from(hj.at("whole"));

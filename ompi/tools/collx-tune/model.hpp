@@ -115,6 +115,14 @@ struct Config {
     // so one curve covers it
     bool split = false;
     bool node_ring = false;  // split of allgather: the node ring (collx_allgather_start)
+    // hanx's own choice where no rule matches (the one flag): the baseline
+    // a rule must beat; a size it keeps gets no rule
+    bool builtin = false;
+    static Config one_flag() {
+        Config c;
+        c.builtin = true;
+        return c;
+    }
     static Config split_rails(Coll coll = Coll::Allreduce) {
         Config c;
         c.split = true;
@@ -125,7 +133,7 @@ struct Config {
     // hanx's levels one after the other (pipelined or not): neither the
     // previous module, a flat tree nor split rails, which are measured
     // whole by size
-    bool hierarchical() const { return !previous && flat < 0 && !split; }
+    bool hierarchical() const { return !previous && flat < 0 && !split && !builtin; }
     // "previous", "hier", "hier/64K", "hier/64K up=adaptx", "hier/32K up_tree=pipeline",
     // "flat:pipeline", "split", "node_ring"
     std::string label() const;
@@ -136,7 +144,7 @@ struct Config {
     }
     bool operator==(const Config &o) const {
         return previous == o.previous && segment == o.segment && levels == o.levels && flat == o.flat &&
-               split == o.split && node_ring == o.node_ring;
+               split == o.split && node_ring == o.node_ring && builtin == o.builtin;
     }
 };
 // previous, then each flat tree of `flats`, then split rails (where
@@ -197,6 +205,8 @@ struct CollModel {
     std::map<Levels, HierModel> hier;         // hanx, by the levels' modules and trees
     std::map<int, Curve> flat;                // hanx's flat collx trees, whole, by tree
     Curve split;                              // allreduce's split rails, whole, by size
+    Curve builtin;                            // hanx's built-in choice (no rule), whole, by size
+    Curve builtin_spread;                     // its windows' interquartile range / median
 
     // The curve of a configuration measured whole (previous, a flat tree,
     // split rails): nullptr where missing, and for hanx's levels (composed
@@ -222,6 +232,11 @@ struct Model {
     // reduce_scatter_block tuned, and the job's nodes all of one size >= 2
     // (elsewhere hanx hands them to the levels)
     bool split = false;
+    // a rule replaces hanx's built-in choice only where it is predicted
+    // faster by more than this share of the built-in's time, or by more
+    // than the built-in's measured spread there if that is larger; < 0: the
+    // built-in is not a candidate (every size gets a rule)
+    double margin = 0.1;
     std::map<Coll, CollModel> colls;
     double tuning_seconds = 0;            // time spent measuring
     // false: measuring stopped early (budget, signal); rules then cover
@@ -232,6 +247,11 @@ struct Model {
 
     // Best predicted configuration and its time.
     std::optional<std::pair<Config, double>> best(Coll coll, std::uint64_t bytes) const;
+    // what the file says for coll at bytes: best(), or hanx's built-in
+    // choice (Config::one_flag, no rule) where best() does not beat it by
+    // margin_at()
+    std::optional<std::pair<Config, double>> choice(Coll coll, std::uint64_t bytes) const;
+    double margin_at(Coll coll, std::uint64_t bytes) const;
 
     // The sizes predicted for `coll`: sizes_of(coll, sizes).
     std::vector<std::uint64_t> sizes_of(Coll coll) const { return tune::sizes_of(coll, sizes); }
