@@ -269,6 +269,18 @@ void collx_glue_request_abandon(collx_request_t *r)
     OBJ_RELEASE(r);
 }
 
+int collx_glue_request_finish(collx_request_t *r, int started, ompi_request_t **req)
+{
+    if (COLLX_OK != started) {
+        collx_glue_request_abandon(r);
+        return collx_glue_rc(started);
+    }
+    ompi_request_t *q = &r->super.super;
+    if (NULL == req) return ompi_request_wait(&q, MPI_STATUS_IGNORE);
+    *req = q;
+    return OMPI_SUCCESS;
+}
+
 /* ---------------------------------------------------- watched sub-requests */
 
 typedef struct watched {

@@ -82,6 +82,12 @@ OBJ_CLASS_DECLARATION(collx_request_t);
 collx_request_t *collx_glue_request_new(collx_notify_t *notify);
 void collx_glue_request_abandon(collx_request_t *req);
 
+/* The end of a call started on `r` (collx status `started`): abandoned
+ * (and that status returned as an OMPI code) if it did not start; else
+ * handed to the caller in *req, or waited for and freed where req is NULL
+ * (a blocking call). */
+int collx_glue_request_finish(collx_request_t *r, int started, ompi_request_t **req);
+
 /* A persistent collective request (MPI_Bcast_init, ...; MPIX_ in 4.1),
  * inactive: every MPI_Start calls restart(req, notify), which starts the
  * operation; MPI_Wait/Test complete it, MPI_Request_free frees it and

@@ -528,6 +528,7 @@ static int node_ring(const mca_coll_hanx_module_t *m, const hanx_choice_t *ch, c
         r = collx_glue_request_new(&nt);
         if (NULL == r) *rc = OMPI_ERR_OUT_OF_RESOURCE;
     }
+    int started = COLLX_ERR_ARG; /* (not tried) */
     if (OMPI_SUCCESS == *rc) {
         collx_transport_t t;
         collx_glue_transport(&t, comm);
@@ -541,17 +542,12 @@ static int node_ring(const mca_coll_hanx_module_t *m, const hanx_choice_t *ch, c
                                                          block, size, 2, 0, 0),
             8, 8, NULL};
         const int tag = ompi_coll_base_nbc_reserve_tags(comm, size);
-        *rc = collx_glue_rc(collx_allgather_start(&t, rbuf, cnt, dsp, &d,
-                                                  m->leader[m->nlevels - 2], tag, &tun, &nt,
-                                                  &r->op));
-        if (OMPI_SUCCESS != *rc) collx_glue_request_abandon(r);
+        started = collx_allgather_start(&t, rbuf, cnt, dsp, &d, m->leader[m->nlevels - 2], tag,
+                                        &tun, &nt, &r->op);
     }
     free(cnt);
     free(dsp);
-    if (OMPI_SUCCESS != *rc) return 1;
-    ompi_request_t *q = &r->super.super;
-    if (req) *req = q;
-    else *rc = ompi_request_wait(&q, MPI_STATUS_IGNORE);
+    if (r) *rc = collx_glue_request_finish(r, started, req);
     return 1;
 }
 

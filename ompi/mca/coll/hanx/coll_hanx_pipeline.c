@@ -115,16 +115,7 @@ static int core_call(int coll, int tree, const int *node_of, const size_t *chunk
                        : collx_glue_reduce_start(&t, &d, sb, rb, n, op, root,
                                                  COLLX_COLL_ALLREDUCE == coll, tag, &tun, &nt,
                                                  &r->op);
-    if (COLLX_OK != rc) {
-        collx_glue_request_abandon(r);
-        return collx_glue_rc(rc);
-    }
-    ompi_request_t *q = &r->super.super;
-    if (req) {
-        *req = q;
-        return OMPI_SUCCESS;
-    }
-    return ompi_request_wait(&q, MPI_STATUS_IGNORE);
+    return collx_glue_request_finish(r, rc, req);
 }
 
 int mca_coll_hanx_tree_call(int coll, int tree, const int *node_of,
