@@ -302,9 +302,15 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     expect "binomial, module" ireduce 1024 --mca coll_hanx_up_algorithm module
     expect "module, module" ireduce 1024 --mca coll_hanx_up_algorithm module --mca coll_hanx_low_algorithm module
     OMPI_MCA_coll_hanx_up_algorithm=knomial expect "module, knomial" reduce 131072 -x OMPI_MCA_coll_hanx_up_algorithm
+    # ... except auto (since stop 37): hanx's built-in choice, as left at the default, taken
+    # without a start-up complaint
+    expect "module, binomial" reduce 131072 --mca coll_hanx_up_algorithm auto
+    expect "binomial, recursive_doubling" iallreduce 1024 --mca coll_hanx_up_algorithm auto --mca coll_hanx_low_algorithm AUTO
+    ! one_call 4 2 reduce 131072 --mca coll_hanx_socket_level 0 --mca coll_hanx_up_algorithm auto | grep -q "is used instead" ||
+        { echo "auto: a start-up complaint"; ok=1; }
     return $ok
 )
-step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, allreduce from 4 KiB between two leaders, ireduce and iallreduce below 128 KiB on both (iallreduce between two leaders on recursive doubling); a set coll_hanx_low/up_algorithm decides" \
+step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, allreduce from 4 KiB between two leaders, ireduce and iallreduce below 128 KiB on both (iallreduce between two leaders on recursive doubling); a set coll_hanx_low/up_algorithm decides, auto leaves it to hanx" \
     level_trees_default
 reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of the vector: split rails on the collx ring's reduce-scatter half, node and rails
     local ok=0 out n

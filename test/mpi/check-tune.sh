@@ -368,12 +368,14 @@ EOF
 step "a file naming up_algorithm: --validate measures its tree, hanx runs it (verbose), checker passes" follows_trees
 
 # hanx's built-in choice -- what runs where no rule matches -- is measured
-# first, unpinned (its own segments, and the levels' built-in trees: a
-# reduce from 64 KiB runs the collx binomial tree between the leaders, which
-# no configuration measured here does), and it is the baseline: a size gets
-# a rule only where a configuration is predicted faster than it by more
-# than the margin (10%, or the built-in's measured spread there); elsewhere
-# no rule, and --explain and --validate say the built-in runs
+# at every size beside the other configurations, the levels left to hanx
+# (coll_hanx_low/up_algorithm "auto", written through MPI_T after the other
+# measurements wrote "module": so the leaders' built-in tree runs, the collx
+# binomial for a reduce from 64 KiB, which no configuration measured here
+# runs), and it is the baseline: a size gets a rule only where a
+# configuration is predicted faster than it by more than the margin (10%,
+# or the built-in's measured spread there); elsewhere no rule, and
+# --explain and --validate say the built-in runs
 builtin_baseline() {
     local_run 300 4 "${LEVELS2[@]}" --mca coll_hanx_verbose 10 --output-filename "$work/bl" "$TUNE" \
         --out "$work/bl.json" --colls bcast,reduce --flat topo --split no --segments 16K --min 1K --max 128K \
@@ -411,7 +413,7 @@ PY
     ! grep -q "(no rule)" "$work/blv.out" &&
         [ "$(grep -cE '^(bcast|reduce) +[0-9KM]+ +[a-z]' "$work/blv.out")" = 6 ] || { cat "$work/blv.out"; return 1; }
 }
-step "collx-tune measures hanx's built-in choice first and writes a rule only where a configuration beats it by the margin" builtin_baseline
+step "collx-tune measures hanx's built-in choice (levels on auto) and writes a rule only where a configuration beats it by the margin" builtin_baseline
 
 budget() {
     local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/b.json" --windows 5 --budget 0.05 > "$work/b.out" 2>&1 &&

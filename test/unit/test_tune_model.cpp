@@ -266,7 +266,7 @@ START_TEST(rules_encode_the_best_choices) {
 }
 END_TEST
 
-// hanx's built-in choice (measured first, Config::one_flag) keeps a size
+// hanx's built-in choice (measured beside the others, Config::one_flag) keeps a size
 // -- no rule: hanx runs it -- unless the best configuration is predicted
 // faster by more than the margin, or than the built-in's measured spread
 // there where that is larger (at most a half); --margin off (< 0): a rule

@@ -20,6 +20,7 @@
 #include <mpi.h>
 #include <sched.h>
 #include <signal.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -617,6 +618,12 @@ class Job {
                                 "coll_hanx_allreduce_segment_size"};
         for (int i = 0; i < 3; ++i) seg[i] = cvar(names[i]);
         default_algorithm = cvar("coll_hanx_default_algorithm");
+        const auto as_started = [](const char *var) {
+            const std::string v = cvar_string(var);
+            return strcasecmp(v.c_str(), "module") == 0 ? std::string("auto") : v;
+        };
+        builtin_low = as_started("coll_hanx_low_algorithm");
+        builtin_up = as_started("coll_hanx_up_algorithm");
         sync_clocks(o.clock);
     }
 
@@ -815,12 +822,16 @@ class Job {
     void set_level_trees(const Levels &l) {
         cvar_write_string("coll_hanx_low_algorithm", level_algorithm(l.low_tree));
         cvar_write_string("coll_hanx_up_algorithm", level_algorithm(l.up_tree));
-        levels_set = true;
     }
-    // once set, coll_hanx_low/up_algorithm no longer read as left at
-    // their defaults, and hanx's built-in trees on the levels stop: its
-    // built-in choice can only be measured before (measure() checks)
-    bool levels_set = false;
+    // the levels as the job started them, for hanx's built-in choice:
+    // "module" (the default, or so set) as "auto" -- hanx's own choice, as
+    // when the variables are left at their defaults, which they no longer
+    // are once written -- any other value as it is
+    std::string builtin_low, builtin_up;
+    void builtin_level_trees() {
+        cvar_write_string("coll_hanx_low_algorithm", builtin_low);
+        cvar_write_string("coll_hanx_up_algorithm", builtin_up);
+    }
 
     // hanx's segment size for `coll`: 0 = unsegmented (a value no message
     // reaches), else the segment
@@ -876,9 +887,9 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 // that is not pipelined hanx made to run its hierarchical algorithm, or
 // allreduce as split rails in hanx's built-in segments (as a "split" rule
 // without segment_bytes runs it), or hanx's built-in choice (what runs
-// where no rule matches: coll_hanx_default_algorithm 0, its own segments
-// and levels' trees -- only while no measurement has set the latter; its
-// spread into *spread).  Every other hanx measurement says
+// where no rule matches: coll_hanx_default_algorithm 0, its own segments,
+// coll_hanx_low/up_algorithm "auto"; its spread into *spread).  Every
+// other hanx measurement says
 // coll_hanx_default_algorithm itself, whatever the job started with: 1
 // for the hierarchical configurations (hanx's levels, never the
 // communicator's flat tree, nor the previous module its built-in choice
@@ -889,11 +900,9 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B,
                double *spread = nullptr) {
     if (c.builtin) {
-        if (J.levels_set)
-            throw std::logic_error("collx-tune: hanx's built-in choice measured after a level's "
-                                   "algorithm was set");
         if (pipelined(coll)) J.builtin_segments(coll);
         J.set_default_algorithm(0);
+        J.builtin_level_trees();
         return J.latency(whole(coll, J.hanx, B), o.windows, o.point_time, spread);
     }
     const bool hier = c.hierarchical();
@@ -948,25 +957,8 @@ int tune(Job &J, const Options &o) {
     };
     std::size_t total = 0, done = 0;
     for (Coll coll : o.colls)
-        total += sizes_of(coll, wsizes).size() * (m.margin >= 0 ? 2 : 1) +
-                 (pipelined(coll) ? levels_of(coll).size() * o.segments.size() : 0);
+        total += sizes_of(coll, wsizes).size() + (pipelined(coll) ? levels_of(coll).size() * o.segments.size() : 0);
     const auto step = [&] { return "[" + std::to_string(++done) + "/" + std::to_string(total) + "] "; };
-    // first hanx's built-in choice, the baseline of every rule, at every
-    // size measured whole: before any measurement sets the levels' trees
-    // (Job::levels_set)
-    for (Coll coll : o.colls) {
-        if (m.margin < 0) break;
-        CollModel &cm = m.colls[coll];
-        for (std::uint64_t x : sizes_of(coll, wsizes)) {
-            if ((stopped = stopped || J.stop())) break;
-            Buffers B(x, J.size);
-            double spread = 0;
-            cm.builtin.set(x, measure(J, o, coll, Config::one_flag(), B, &spread));
-            cm.builtin_spread.set(x, spread);
-            J.progress(step() + name(coll) + " " + bytes_label(x) + ": built-in " + fmt_us(cm.builtin.at(x)) +
-                       " us (spread " + std::to_string(int(100 * spread + 0.5)) + "%)");
-        }
-    }
     // collective by collective (as the validation measures): its whole
     // curves, then its pipelines in place -- hanx itself with segments of
     // s, on 2, 4, 8, 32 and 128 segments and on the longest power of 2 as
@@ -979,9 +971,18 @@ int tune(Job &J, const Options &o) {
             if ((stopped = stopped || J.stop())) break;
             Buffers B(x, J.size);
             std::string line = step() + name(coll) + " " + bytes_label(x) + ":";
+            const char *sep = " ";
+            // hanx's built-in choice, the baseline of every rule, among
+            // the others (not before them all: the machine drifts)
+            if (m.margin >= 0) {
+                double spread = 0;
+                cm.builtin.set(x, measure(J, o, coll, Config::one_flag(), B, &spread));
+                cm.builtin_spread.set(x, spread);
+                line += " builtin " + fmt_us(cm.builtin.at(x)) + " us (spread " +
+                        std::to_string(int(100 * spread + 0.5)) + "%),";
+            }
             // the configurations measured whole -- previous, the flat
             // trees, split rails -- as configs_for offers them (no levels)
-            const char *sep = " ";
             for (const Config &c : configs_for(coll, x, {}, {}, m.flats, m.split)) {
                 Curve &w = cm.whole(c);
                 w.set(x, measure(J, o, coll, c, B));
@@ -1160,26 +1161,6 @@ int validate(Job &J, const Options &o) {
     double measuring = 0;
     const double t0 = MPI_Wtime();
     J.warm_up();  // like the tuning (not counted in `measuring`)
-    // hanx's built-in choice -- what runs where no rule of the file
-    // matches -- first, as the tuning measures it (before any measurement
-    // sets the levels' trees); a configuration like the others where the
-    // file was tuned against it (its model has its curve) or leaves the
-    // size to it (no rule)
-    std::map<Coll, std::map<std::uint64_t, double>> builtin_t;
-    if (o.margin >= 0) {
-        const double m0 = MPI_Wtime();
-        for (Coll coll : o.colls) {
-            const bool baseline =
-                model && model->colls.count(coll) && !model->colls.at(coll).builtin.empty();
-            for (std::uint64_t x : sizes_of(coll, sample)) {
-                if (!baseline && rules.lookup(name(coll), J.nodes, J.rpn, x)) continue;
-                if (J.stop()) break;
-                Buffers B(x, J.size);
-                builtin_t[coll][x] = measure(J, o, coll, Config::one_flag(), B);
-            }
-        }
-        measuring += MPI_Wtime() - m0;
-    }
     if (J.rank == 0)
         std::printf("%-10s %10s  %-20s %12s  %-20s %12s %7s %7s\n", "collective", "bytes", "chosen",
                     "measured_us", "best", "best_us", "regret", "pred_err");
@@ -1187,6 +1168,12 @@ int validate(Job &J, const Options &o) {
         std::map<std::uint64_t, std::map<std::string, std::pair<double, double>>> pm;
         std::map<std::uint64_t, std::pair<std::string, std::string>> winners;
         const std::vector<std::uint64_t> xs = sizes_of(coll, sample);
+        // hanx's built-in choice -- what runs where no rule of the file
+        // matches -- is a configuration like the others where the file was
+        // tuned against it (its model has its curve) or leaves a size to it
+        const bool baseline = o.margin >= 0 && model && model->colls.count(coll) &&
+                              !model->colls.at(coll).builtin.empty();
+        bool any_builtin = false;
         for (std::uint64_t x : xs) {
             if (J.stop()) break;
             Buffers B(x, J.size);
@@ -1195,11 +1182,11 @@ int validate(Job &J, const Options &o) {
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
             std::vector<Config> all = configs_for(coll, x, segments, levels, flats, split);
-            if (builtin_t[coll].count(x)) all.insert(all.begin(), Config::one_flag());
-            // every configuration, measured as the tuning measures (the
-            // built-in: above)
+            const bool builtin = baseline || (o.margin >= 0 && !rules.lookup(name(coll), J.nodes, J.rpn, x));
+            if (builtin) all.insert(all.begin(), Config::one_flag()), any_builtin = true;
+            // every configuration, measured as the tuning measures
             for (const Config &c : all) {
-                t[c.label()] = c.builtin ? builtin_t[coll][x] : measure(J, o, coll, c, B);
+                t[c.label()] = measure(J, o, coll, c, B);
                 if (t[c.label()] < best_t) best_t = t[c.label()], best = c;
                 if (model)
                     if (auto p = model->colls.count(coll) ? model->colls.at(coll).predict(coll, c, x) : std::nullopt) {
@@ -1210,9 +1197,9 @@ int validate(Job &J, const Options &o) {
             measuring += MPI_Wtime() - m0;
             const collx::Rule *r = rules.lookup(name(coll), J.nodes, J.rpn, x);
             // (no rule: hanx's built-in choice, where measured)
-            auto chosen = r                            ? config_of(*r)
-                          : builtin_t[coll].count(x) ? std::optional<Config>(Config::one_flag())
-                                                       : std::nullopt;
+            auto chosen = r         ? config_of(*r)
+                          : builtin ? std::optional<Config>(Config::one_flag())
+                                    : std::nullopt;
             ++points;
             if (chosen) chosen = chosen->at(x);
             if (chosen && !t.count(chosen->label()) && chosen->hierarchical())
@@ -1250,7 +1237,7 @@ int validate(Job &J, const Options &o) {
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
             std::vector<Config> all = configs_for(coll, ~0ULL, segments, levels, flats, split);
-            if (!builtin_t[coll].empty()) all.insert(all.begin(), Config::one_flag());
+            if (any_builtin) all.insert(all.begin(), Config::one_flag());
             write_plot(o.plot, coll, xs, all, pm, winners);
         }
     }

@@ -592,7 +592,7 @@ int collx_glue_var_is_default(int idx)
 
 static int register_choice(const mca_base_component_t *comp, const char *name, const char *help,
                            int deflt, mca_base_var_info_lvl_t level, int *storage,
-                           const char *extra, char *const **text)
+                           const char *extra, const char *alias, char *const **text)
 {
     /* The variable's storage must outlive the registration: keep one slot
      * per registration (a handful per component). */
@@ -613,7 +613,8 @@ static int register_choice(const mca_base_component_t *comp, const char *name, c
                     choice_name(deflt, extra));
     } else if (NULL != *slot) {
         int k;
-        const int choice = collx_glue_tree_choice(*slot, extra);
+        const int choice =
+            alias && 0 == strcasecmp(*slot, alias) ? -1 : collx_glue_tree_choice(*slot, extra);
         if (choice >= -1) {
             *storage = choice;
         } else {
@@ -621,6 +622,10 @@ static int register_choice(const mca_base_component_t *comp, const char *name, c
             for (k = extra ? -1 : 0; k < COLLX_TREE_COUNT; ++k) {
                 strncat(options, options[0] ? ", " : "", sizeof(options) - strlen(options) - 1);
                 strncat(options, choice_name(k, extra), sizeof(options) - strlen(options) - 1);
+            }
+            if (alias) {
+                strncat(options, ", ", sizeof(options) - strlen(options) - 1);
+                strncat(options, alias, sizeof(options) - strlen(options) - 1);
             }
             char dflt[32];
             snprintf(dflt, sizeof(dflt), "%s", choice_name(deflt, extra));
@@ -636,22 +641,22 @@ static int register_choice(const mca_base_component_t *comp, const char *name, c
 int collx_glue_register_tree(const mca_base_component_t *comp, const char *name, const char *help,
                              int deflt, mca_base_var_info_lvl_t level, int *storage)
 {
-    return register_choice(comp, name, help, deflt, level, storage, NULL, NULL);
+    return register_choice(comp, name, help, deflt, level, storage, NULL, NULL, NULL);
 }
 
 int collx_glue_register_tree_or(const mca_base_component_t *comp, const char *name,
                                 const char *help, const char *extra, int deflt,
                                 mca_base_var_info_lvl_t level, int *storage)
 {
-    return register_choice(comp, name, help, deflt, level, storage, extra, NULL);
+    return register_choice(comp, name, help, deflt, level, storage, extra, NULL, NULL);
 }
 
 int collx_glue_register_tree_setting(const mca_base_component_t *comp, const char *name,
-                                     const char *help, const char *extra, int deflt,
-                                     mca_base_var_info_lvl_t level, char *const **text)
+                                     const char *help, const char *extra, const char *alias,
+                                     int deflt, mca_base_var_info_lvl_t level, char *const **text)
 {
     int checked; /* (the start-up value: the component reads *text where it uses it) */
-    return register_choice(comp, name, help, deflt, level, &checked, extra, text);
+    return register_choice(comp, name, help, deflt, level, &checked, extra, alias, text);
 }
 
 /* Whether the ompi_comm_coll_preference list `v` excludes `self`: a token

@@ -223,10 +223,12 @@ int collx_glue_register_tree_or(const mca_base_component_t *comp, const char *na
 /* The same, settable through MPI_T (scope: the same on every rank): *text
  * receives the address of the variable's current text, which the
  * component reads where it uses the choice (collx_glue_tree_choice); a bad
- * start-up value is reported as for collx_glue_register_tree_or. */
+ * start-up value is reported as for collx_glue_register_tree_or.  `alias`
+ * (or NULL): one more word the start-up check takes, which the component
+ * reads itself (hanx's "auto"). */
 int collx_glue_register_tree_setting(const mca_base_component_t *comp, const char *name,
-                                     const char *help, const char *extra, int deflt,
-                                     mca_base_var_info_lvl_t level, char *const **text);
+                                     const char *help, const char *extra, const char *alias,
+                                     int deflt, mca_base_var_info_lvl_t level, char *const **text);
 
 /* What `text` names: a tree kind, -1 for `extra` (case-insensitive), -2
  * for anything else. */

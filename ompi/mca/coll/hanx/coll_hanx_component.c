@@ -164,11 +164,12 @@ static int hanx_register(void)
         "not): module = the sub-communicator's Open MPI module (low_preference), or a collx "
         "tree run by hanx itself, event-driven on the PML: binomial, in_order_binomial, binary, "
         "knomial, chain, pipeline (linear pipelining), linear, ring, recursive_doubling (topo: as "
-        "binomial there).  Left at its default (set nowhere), an ireduce, or an iallreduce "
-        "below 256 KiB, runs the collx binomial tree there, and a reduce_scatter on split rails "
-        "the ring's reduce-scatter half in the node (hanx's built-in choice).  Read "
-        "at every call; settable through MPI_T (collx-tune measures the levels' trees so)",
-        "module", -1, OPAL_INFO_LVL_5, &c->low_text);
+        "binomial there).  Left at its default (set nowhere) or set to auto, an ireduce, or an "
+        "iallreduce below 256 KiB, runs the collx binomial tree there, and a reduce_scatter on "
+        "split rails the ring's reduce-scatter half in the node (hanx's built-in choice; "
+        "elsewhere the module).  Read at every call; settable through MPI_T (collx-tune "
+        "measures the levels' trees so, and hanx's built-in choice with auto)",
+        "module", "auto", -1, OPAL_INFO_LVL_5, &c->low_text);
     c->up_var = collx_glue_register_tree_setting(v, "up_algorithm",
         "Algorithm of the leaders' level (across nodes), as low_algorithm: module (the "
         "sub-communicator's Open MPI module, up_preference) or a collx tree.  Left at its "
@@ -176,9 +177,9 @@ static int hanx_register(void)
         "256 KiB run the collx binomial tree there, but an allreduce of 4 KiB or more and an "
         "iallreduce below 256 KiB between two nodes the collx recursive_doubling, and a "
         "reduce_scatter on split rails the ring "
-        "on the rails (hanx's built-in choice).  Read at every "
+        "on the rails (hanx's built-in choice); so does auto.  Read at every "
         "call; settable through MPI_T",
-        "module", -1, OPAL_INFO_LVL_5, &c->up_text);
+        "module", "auto", -1, OPAL_INFO_LVL_5, &c->up_text);
     collx_glue_register_tree_setting(v, "flat_algorithm",
         "none, or a collx tree that runs every bcast, reduce and allreduce (blocking and not) "
         "of a communicator as one flat tree over all its ranks, where no tuning rule says "
@@ -186,7 +187,7 @@ static int hanx_register(void)
         "pipelining), linear, topo (on hanx's node map), ring, recursive_doubling.  Read when a "
         "communicator's hierarchy "
         "is built; settable through MPI_T (collx-tune measures the flat trees so)",
-        "none", -1, OPAL_INFO_LVL_5, &c->flat_text);
+        "none", NULL, -1, OPAL_INFO_LVL_5, &c->flat_text);
     collx_glue_report_params(v);
     return OMPI_SUCCESS;
 }

@@ -12,6 +12,7 @@
 #include "ompi_config.h"
 
 #include <string.h>
+#include <strings.h>
 
 #include "coll_hanx.h"
 #include "collx/collx_rules.h"
@@ -123,6 +124,7 @@ typedef struct level_algorithm {
     char text[64]; /* the text last parsed (a longer one names no tree) */
     int parsed;
     int tree;      /* -1 module, else a collx tree */
+    int is_auto;   /* "auto": hanx's built-in choice, as when left at its default */
 } level_algorithm_t;
 static __thread level_algorithm_t low_algorithm, up_algorithm;
 
@@ -132,12 +134,24 @@ static int level_tree(level_algorithm_t *a, const char *text, const char *var)
     if (a->parsed && 0 == strncmp(a->text, text, sizeof(a->text) - 1)) return a->tree;
     snprintf(a->text, sizeof(a->text), "%s", text);
     a->parsed = 1;
-    a->tree = collx_glue_tree_choice(text, "module");
+    a->is_auto = 0 == strcasecmp(text, "auto");
+    a->tree = a->is_auto ? -1 : collx_glue_tree_choice(text, "module");
     if (a->tree < -1) {
         HANX_LOG(1, "coll:hanx: coll_hanx_%s \"%s\" names no collx tree: module", var, text);
         a->tree = -1;
     }
     return a->tree;
+}
+
+/* 1 where coll_hanx_low (up 0) / up (1) _algorithm leaves that level to
+ * hanx's built-in choice: left at its default (set nowhere), or "auto"
+ * (which collx-tune writes through MPI_T to measure the built-in choice
+ * between its other measurements).  As the call's level_tree read it. */
+static int level_builtin(int up)
+{
+    const level_algorithm_t *a = up ? &up_algorithm : &low_algorithm;
+    return a->is_auto || collx_glue_var_is_default(up ? mca_coll_hanx_component.up_var
+                                                      : mca_coll_hanx_component.low_var);
 }
 
 /* The cost model's machine: m's measured one, else the coll_hanx_model_*
@@ -158,8 +172,7 @@ static void split_on_ring(const collx_rule_t *rule, hanx_choice_t *out)
 {
     out->algorithm = "split";
     if (NULL == rule || rule->segment_bytes < 0) out->segment_bytes = COLLX_SPLIT_RING_SEGMENT_BYTES;
-    if ((NULL == rule || NULL == rule->up_algorithm) &&
-        collx_glue_var_is_default(mca_coll_hanx_component.up_var))
+    if ((NULL == rule || NULL == rule->up_algorithm) && level_builtin(1))
         out->up_tree = COLLX_TREE_RING;
 }
 
@@ -210,14 +223,13 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
 }
 
 /* A level's algorithm as its parameter gives it (tree; -1 the module), or,
- * where the parameter (MCA variable var) is left at its default, the
- * core's built-in tree for the call if it has one (collx_hier_level_tree). */
-static int builtin_level(int tree, int coll, size_t bytes, int up, int ranks, int nonblocking,
-                         int var)
+ * where the parameter leaves it to hanx (level_builtin), the core's
+ * built-in tree for the call if it has one (collx_hier_level_tree). */
+static int builtin_level(int tree, int coll, size_t bytes, int up, int ranks, int nonblocking)
 {
     if (tree >= 0) return tree;
     const int builtin = collx_hier_level_tree(coll, bytes, up, ranks, nonblocking);
-    return builtin >= 0 && collx_glue_var_is_default(var) ? builtin : tree;
+    return builtin >= 0 && level_builtin(up) ? builtin : tree;
 }
 
 /* The one flag's allreduce (collx_allreduce_builtin): one collx ring over
@@ -264,11 +276,9 @@ static void builtin_allgather(const mca_coll_hanx_module_t *m, int coll, size_t 
 static void reduce_scatter_rings(const collx_rule_t *rule, hanx_choice_t *out)
 {
     if (NULL == out->algorithm || strcmp(out->algorithm, "split")) return;
-    if ((NULL == rule || NULL == rule->low_algorithm) &&
-        collx_glue_var_is_default(mca_coll_hanx_component.low_var))
+    if ((NULL == rule || NULL == rule->low_algorithm) && level_builtin(0))
         out->low_tree = COLLX_TREE_RING;
-    if ((NULL == rule || NULL == rule->up_algorithm) &&
-        collx_glue_var_is_default(mca_coll_hanx_component.up_var))
+    if ((NULL == rule || NULL == rule->up_algorithm) && level_builtin(1))
         out->up_tree = COLLX_TREE_RING;
 }
 
@@ -284,10 +294,8 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
     out->up_tree = level_tree(&up_algorithm, *mca_coll_hanx_component.up_text, "up_algorithm");
     /* a parameter left at its default: the built-in level algorithm (a
      * rule's low/up_algorithm, below, decides over it) */
-    out->low_tree = builtin_level(out->low_tree, coll, bytes, 0, m->max_node_size, nonblocking,
-                                  mca_coll_hanx_component.low_var);
-    out->up_tree = builtin_level(out->up_tree, coll, bytes, 1, m->nnodes, nonblocking,
-                                 mca_coll_hanx_component.up_var);
+    out->low_tree = builtin_level(out->low_tree, coll, bytes, 0, m->max_node_size, nonblocking);
+    out->up_tree = builtin_level(out->up_tree, coll, bytes, 1, m->nnodes, nonblocking);
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
     out->flat_tree = has_flat(coll) && 0 == mca_coll_hanx_component.default_algorithm
                          ? m->flat_default : -1;
@@ -311,8 +319,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
              * ring, or a datatype the core does not take): the collx ring
              * where the machine's link between nodes is the bottleneck (a
              * set coll_hanx_up_algorithm decides) */
-            if (COLLX_COLL_ALLGATHER == coll && out->up_tree < 0 &&
-                collx_glue_var_is_default(mca_coll_hanx_component.up_var)) {
+            if (COLLX_COLL_ALLGATHER == coll && out->up_tree < 0 && level_builtin(1)) {
                 const collx_machine_t mach = machine(m);
                 if (collx_allgather_leaders_ring(&mach, bytes)) out->up_tree = COLLX_TREE_RING;
             }
