@@ -12,7 +12,7 @@
 #                    [--time-per-rep S] [--ratios "hanx/tuned ..."]
 #                    [--out DIR] [--csv FILE] [--json FILE] [--no-plot]
 #                    [--run-timeout SECONDS] [--stat median|min|p25]
-#                    [--mpirun-args "ARGS"]
+#                    [--mpirun-args "ARGS"] [--no-bind]
 #   contrib/bench.sh --replot DIR [--stat S] [--ratios ...] [--out DIR2]
 #
 # Collectives (LIST, comma-separated, or all): bcast, reduce, allreduce,
@@ -38,7 +38,12 @@
 # repetitions, so slow drift of the machine falls on every contender alike.
 # Round 1 also measures the links (ping-pong, --pingpong of collx-bench) for
 # the alpha-beta bound.  --rate (e.g. 1gbit) limits each emulated node's
-# link with a token bucket.  --hostfile runs on real hosts instead
+# link with a token bucket.  On emulated nodes the ranks are bound to cores
+# (--bind-to core: each node's k-th rank on core k, as contrib/tune.sh
+# binds them): unbound (--no-bind), the scheduler pairs the ranks on the
+# cores differently from one mpirun to the next, and contenders running the
+# same code measured 12-20% apart at small sizes (docs/benchmarks.md).
+# --hostfile runs on real hosts instead
 # (mpirun --hostfile FILE -np NODES*RANKS plus --mpirun-args "ARGS", e.g.
 # the network to use; -n/-m describe the layout).
 # --out DIR writes DIR/results.csv, results.json, links.txt and, where
@@ -56,13 +61,14 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${COLLX_BUILDDIR:-$src}
 nodes=2 per=2 min=4 max=1048576 factor=4 rate="" colls="bcast,reduce" csv="" json="" ratios=""
 contenders="tuned han adapt hanx adaptx" upstream="tuned han adapt" rounds=3 reps=3
-per_rep=0.02 outdir="" plot=1 hostfile="" run_tmo=900 stat=median replot="" mpirun_args=""
+per_rep=0.02 outdir="" plot=1 hostfile="" run_tmo=900 stat=median replot="" mpirun_args="" bind="--bind-to core"
 while [ $# -gt 0 ]; do
     case "$1" in
     -n) nodes=$2; shift 2 ;;
     -m) per=$2; shift 2 ;;
     --hostfile) hostfile=$2; shift 2 ;;
     --mpirun-args) mpirun_args=$2; shift 2 ;;
+    --no-bind) bind=""; shift ;;
     --min) min=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     --factor) factor=$2; shift 2 ;;
@@ -118,10 +124,11 @@ nc=${#labels[@]}
 out=$(mktemp -d /tmp/collx-bench.XXXXXX)
 trap 'rm -rf "$out"' EXIT
 mkdir -p "$out/raw"
+[ -z "$hostfile" ] || bind=""  # (real hosts: --mpirun-args says)
 args="--coll $colls --min $min --max $max --factor $factor --reps $reps --time-per-rep $per_rep --raw"
 {
     echo "#!/bin/bash"
-    echo "\$COLLX_MPIRUN $(printf %q "$bench") --pingpong --burst \${COLLX_LINK_BURST:-0} > '$out/links.txt' 2> '$out/links.err' ||" \
+    echo "\$COLLX_MPIRUN $bind $(printf %q "$bench") --pingpong --burst \${COLLX_LINK_BURST:-0} > '$out/links.txt' 2> '$out/links.err' ||" \
          "{ echo 'bench.sh: link measurement failed:'; tail -5 '$out/links.err'; exit 1; }"
     echo "echo \"# burst \${COLLX_LINK_BURST:-0}\" >> '$out/links.txt'"
     for ((r = 0; r < rounds; ++r)); do
@@ -129,7 +136,7 @@ args="--coll $colls --min $min --max $max --factor $factor --reps $reps --time-p
         for ((k = 0; k < nc; ++k)); do
             i=$(( (k + r) % nc ))
             echo "c0=\$(\${COLLX_LINKSTAT:-true})"
-            echo "timeout -k 5 $run_tmo \$COLLX_MPIRUN ${flags[$i]} $(printf %q "$bench") $args > '$out/raw/$i.$r' 2> '$out/raw/$i.$r.err' ||" \
+            echo "timeout -k 5 $run_tmo \$COLLX_MPIRUN $bind ${flags[$i]} $(printf %q "$bench") $args > '$out/raw/$i.$r' 2> '$out/raw/$i.$r.err' ||" \
                  "{ echo '  ${labels[$i]} failed (round $((r + 1)), exit '\$?'):'; grep -m3 -E 'collx-bench|rror' '$out/raw/$i.$r.err'; echo $i >> '$out/failed'; }"
             echo "[ -z \"\${COLLX_LINKSTAT:-}\" ] || echo \"\$c0 \$(\$COLLX_LINKSTAT)\" > '$out/raw/$i.$r.links'"
         done
@@ -137,7 +144,7 @@ args="--coll $colls --min $min --max $max --factor $factor --reps $reps --time-p
 } > "$out/session.sh"
 chmod +x "$out/session.sh"
 np=$((nodes * per))
-echo "collx bench: $nodes ${hostfile:+real}${hostfile:-emulated} nodes x $per ranks${rate:+, links limited to $rate};" \
+echo "collx bench: $nodes ${hostfile:+real}${hostfile:-emulated} nodes x $per ranks${rate:+, links limited to $rate}${bind:+, ranks bound to cores};" \
      "$rounds interleaved rounds x $reps repetitions; $stat latency in microseconds"
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 if [ -n "$hostfile" ]; then
