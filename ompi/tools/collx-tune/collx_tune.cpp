@@ -1182,7 +1182,8 @@ int validate(Job &J, const Options &o) {
             double best_t = INFINITY;
             const double m0 = MPI_Wtime();
             std::vector<Config> all = configs_for(coll, x, segments, levels, flats, split);
-            const bool builtin = baseline || (o.margin >= 0 && !rules.lookup(name(coll), J.nodes, J.rpn, x));
+            const collx::Rule *r = rules.lookup(name(coll), J.nodes, J.rpn, x);
+            const bool builtin = baseline || (o.margin >= 0 && !r);
             if (builtin) all.insert(all.begin(), Config::one_flag()), any_builtin = true;
             // every configuration, measured as the tuning measures
             for (const Config &c : all) {
@@ -1195,7 +1196,6 @@ int validate(Job &J, const Options &o) {
                     }
             }
             measuring += MPI_Wtime() - m0;
-            const collx::Rule *r = rules.lookup(name(coll), J.nodes, J.rpn, x);
             // (no rule: hanx's built-in choice, where measured)
             auto chosen = r         ? config_of(*r)
                           : builtin ? std::optional<Config>(Config::one_flag())

@@ -379,6 +379,9 @@ struct hanx_choice {
     int low_tree, up_tree; /* the levels' algorithms: -1 the submodule, else a collx tree */
     int flat_tree;         /* "flat:TREE": the whole call as that collx tree; else -1 */
 };
+/* The value of coll_hanx_low/up_algorithm that leaves a level to hanx's
+ * built-in choice, as the default does (also when written through MPI_T). */
+#define HANX_LEVEL_AUTO "auto"
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int nonblocking,
                           hanx_choice_t *out);
 int mca_coll_hanx_tuning_open(void);

@@ -169,7 +169,7 @@ static int hanx_register(void)
         "split rails the ring's reduce-scatter half in the node (hanx's built-in choice; "
         "elsewhere the module).  Read at every call; settable through MPI_T (collx-tune "
         "measures the levels' trees so, and hanx's built-in choice with auto)",
-        "module", "auto", -1, OPAL_INFO_LVL_5, &c->low_text);
+        "module", HANX_LEVEL_AUTO, -1, OPAL_INFO_LVL_5, &c->low_text);
     c->up_var = collx_glue_register_tree_setting(v, "up_algorithm",
         "Algorithm of the leaders' level (across nodes), as low_algorithm: module (the "
         "sub-communicator's Open MPI module, up_preference) or a collx tree.  Left at its "
@@ -179,7 +179,7 @@ static int hanx_register(void)
         "reduce_scatter on split rails the ring "
         "on the rails (hanx's built-in choice); so does auto.  Read at every "
         "call; settable through MPI_T",
-        "module", "auto", -1, OPAL_INFO_LVL_5, &c->up_text);
+        "module", HANX_LEVEL_AUTO, -1, OPAL_INFO_LVL_5, &c->up_text);
     collx_glue_register_tree_setting(v, "flat_algorithm",
         "none, or a collx tree that runs every bcast, reduce and allreduce (blocking and not) "
         "of a communicator as one flat tree over all its ranks, where no tuning rule says "

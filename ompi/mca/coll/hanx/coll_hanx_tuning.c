@@ -134,7 +134,7 @@ static int level_tree(level_algorithm_t *a, const char *text, const char *var)
     if (a->parsed && 0 == strncmp(a->text, text, sizeof(a->text) - 1)) return a->tree;
     snprintf(a->text, sizeof(a->text), "%s", text);
     a->parsed = 1;
-    a->is_auto = 0 == strcasecmp(text, "auto");
+    a->is_auto = 0 == strcasecmp(text, HANX_LEVEL_AUTO);
     a->tree = a->is_auto ? -1 : collx_glue_tree_choice(text, "module");
     if (a->tree < -1) {
         HANX_LOG(1, "coll:hanx: coll_hanx_%s \"%s\" names no collx tree: module", var, text);
