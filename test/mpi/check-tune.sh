@@ -36,7 +36,7 @@ flat_curves() {
 import json, sys
 m = json.load(open(sys.argv[1]))
 assert m["flat_trees"] == ["pipeline", "knomial", "topo", "ring", "recursive_doubling"], m["flat_trees"]
-assert m["version"] == 8 and m["split_rails"] is True, (m["version"], m.get("split_rails"))
+assert m["version"] == 9 and m["split_rails"] is True, (m["version"], m.get("split_rails"))
 assert m["margin"] < 0 and all("builtin" not in c for c in m["collectives"].values()), m["margin"]  # --margin off
 piped = ["bcast", "reduce", "allreduce"]
 whole = ["allgather", "alltoall", "barrier", "reduce_scatter_block"]
@@ -292,7 +292,7 @@ step "collx-tune --low/--up: other modules on the levels measured, in the model,
 # the levels' collx trees (--up-trees): hanx itself runs the tree on the
 # leaders' level of bcast, reduce and allreduce (not of the collectives
 # measured whole); a choice of the levels of its own, measured whole and
-# as pipelines, in the model (version 8) and in --explain
+# as pipelines, in the model (version 9) and in --explain
 LEVELS2=(--mca coll_hanx_ranks_per_node 2 --mca coll_hanx_socket_level 0)  # exactly 2 levels
 TINY=(--flat none --split no --segments 16K --min 1K --max 64K --measure-max 16K --windows 3 --point-time 0.001)
 level_trees() {
@@ -301,7 +301,7 @@ level_trees() {
     python3 - "$work/lt.model.json" <<'EOF' || return 1
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m["version"] == 8, m["version"]
+assert m["version"] == 9, m["version"]
 choices = [(s["low"], s["up"], s["low_algorithm"], s["up_algorithm"]) for s in m["submodules"]]
 assert choices == [("", "", "module", "module"), ("", "", "module", "pipeline")], choices
 for name in ("bcast", "reduce", "allreduce"):
@@ -385,17 +385,35 @@ builtin_baseline() {
     python3 - "$work/bl" <<'PY' || return 1
 import json, re, sys
 m = json.load(open(sys.argv[1] + ".model.json"))
-assert m["version"] == 8 and m["margin"] == 0.1, (m["version"], m["margin"])
+assert m["version"] == 9 and m["margin"] == 0.1, (m["version"], m["margin"])
 for name in ("bcast", "reduce"):
     c = m["collectives"][name]
     assert [x for x, _ in c["builtin"]] == [x for x, _ in c["previous"]], name
     assert len(c["builtin_spread"]) == len(c["builtin"]) and all(t > 0 for _, t in c["builtin"]), name
 rules = json.load(open(sys.argv[1] + ".json"))["rules"]
-for r in rules:  # each beat the built-in by the margin at least, where it was chosen
-    p, b = (float(v) for v in re.match(r"predicted ([0-9.]+) us at \S+ bytes \(built-in ([0-9.]+) us\)",
-                                         r["comment"]).groups())
-    assert p < 0.9 * b, r
-print(len(rules), "rules, each predicted faster than hanx's built-in choice by more than 10%")
+for r in rules:  # each beat the built-in by the margin at least, where it was chosen, in a loop too
+    p, b, lp, lb = (float(v) for v in re.match(
+        r"predicted ([0-9.]+) us at \S+ bytes \(built-in ([0-9.]+) us\); back to back ([0-9.]+) us \(built-in ([0-9.]+) us\)$",
+        r["comment"]).groups())
+    assert p < 0.9 * b and lp < 0.9 * lb, r
+# the loop's times: at each size a rule covers, its configuration's and the
+# built-in's; where the configuration did not beat the built-in, no rule
+def rule_at(name, x):
+    return [r for r in rules if r["collective"] == name and r["bytes"][0] <= x and
+            (r["bytes"][1] is None or x <= r["bytes"][1])]
+timed = 0
+for name in ("bcast", "reduce"):
+    loop = {x: (c, t, b) for x, c, t, b in m["collectives"][name].get("back_to_back", [])}
+    for x in m["sizes"]:
+        if rule_at(name, x):
+            assert x in loop and loop[x][1] < 0.9 * loop[x][2], (name, x, loop.get(x))
+    for x, (c, t, b) in loop.items():
+        assert t > 0 and b > 0, (name, x)
+        timed += 1
+        if not t < 0.9 * b:
+            assert not rule_at(name, x), (name, x, loop[x])
+print(len(rules), "rules, each faster than hanx's built-in choice by more than 10%, predicted and back to back;",
+      timed, "sizes timed back to back")
 PY
     local coll b ex
     for coll in bcast reduce; do

@@ -320,6 +320,51 @@ START_TEST(builtin_choice_keeps_sizes_without_rules) {
 }
 END_TEST
 
+// The rules' second test (collx-tune --back-to-back): where the chosen
+// configuration, timed in a loop against the built-in, does not beat it by
+// the margin there as well, the size keeps the built-in (no rule); a loop
+// time of another configuration says nothing; the times travel in the
+// model file (version 9) and the rule's comment.
+START_TEST(back_to_back_times_veto_rules) {
+    Model m = sample_model();
+    CollModel &b = m.colls[Coll::Bcast];
+    for (std::uint64_t x : m.sizes) {
+        b.builtin.set(x, 1.5 * m.best(Coll::Bcast, x)->second);  // a rule everywhere, from a synchronised start
+        b.builtin_spread.set(x, 0.02);
+    }
+    const std::string best4k = m.best(Coll::Bcast, 4096)->first.label();
+    b.back_to_back[4096] = {best4k, 2e-3, 1e-3};                                   // loses in the loop
+    b.back_to_back[8192] = {m.best(Coll::Bcast, 8192)->first.label(), 0.95e-3, 1e-3};  // within the margin
+    b.back_to_back[16384] = {m.best(Coll::Bcast, 16384)->first.label(), 0.5e-3, 1e-3};  // beats it there too
+    b.back_to_back[32768] = {"flat:no-such-tree", 9e-3, 1e-3};                      // another configuration's
+    const auto check = [](const Model &model) {
+        const collx::Rules r = model.rules();
+        for (std::uint64_t x : model.sizes) {
+            const bool kept = x == 4096 || x == 8192;
+            ck_assert_msg(model.choice(Coll::Bcast, x)->first.builtin == kept, "bcast %llu", (unsigned long long)x);
+            ck_assert_msg((r.lookup("bcast", 4, 2, x) == nullptr) == kept, "bcast %llu", (unsigned long long)x);
+        }
+        const collx::Rule *r16 = r.lookup("bcast", 4, 2, 16384);
+        ck_assert(r16 && r16->comment);
+        // (16K is a rule's last size where the next one differs in choice)
+        if (model.choice(Coll::Bcast, 32768)->first == model.choice(Coll::Bcast, 16384)->first) return;
+        ck_assert_msg(r16->comment->find("; back to back 500.0 us (built-in 1000.0 us)") != std::string::npos, "%s",
+                      r16->comment->c_str());
+    };
+    check(m);
+    const auto j = nlohmann::json::parse(m.to_json().dump());
+    ck_assert_int_eq(j.at("version").get<int>(), 9);
+    ck_assert_uint_eq(j.at("collectives").at("bcast").at("back_to_back").size(), 4);
+    const Model back = Model::from_json(j);
+    ck_assert_uint_eq(back.colls.at(Coll::Bcast).back_to_back.size(), 4);
+    ck_assert_str_eq(back.colls.at(Coll::Bcast).back_to_back.at(4096).config.c_str(), best4k.c_str());
+    check(back);
+    // without the loop's times: a rule at every size again
+    b.back_to_back.clear();
+    for (std::uint64_t x : m.sizes) ck_assert(m.rules().lookup("bcast", 4, 2, x) != nullptr);
+}
+END_TEST
+
 // Stopped early: rules only up to the largest size measured whole, the
 // last one bounded; a collective not measured at all gets none.
 START_TEST(incomplete_model_rules_stop_at_measured_sizes) {
@@ -667,7 +712,7 @@ START_TEST(split_rails_become_rules) {
     // ... and a version 6 model without the flag or the curve is one that did not measure them
     old["version"] = 6;
     ck_assert(!Model::from_json(old).split);
-    old["version"] = 9;  // (a newer format: not read)
+    old["version"] = 10;  // (a newer format: not read)
     ck_assert(throws([&] { Model::from_json(old); }));
 }
 END_TEST
@@ -757,9 +802,9 @@ START_TEST(level_trees_become_rules) {
     h.up_algorithm = "torus";
     ck_assert(!config_of(h).has_value());
 
-    // the model file: version 8, the trees by name in the choices and the curves
+    // the model file: version 9, the trees by name in the choices and the curves
     const auto j = m.to_json();
-    ck_assert_int_eq(j["version"].get<int>(), 8);
+    ck_assert_int_eq(j["version"].get<int>(), 9);
     ck_assert(j["submodules"][1]["up_algorithm"] == "pipeline" && j["submodules"][1]["low_algorithm"] == "module");
     ck_assert(j["collectives"]["bcast"]["hier"].size() == 3);
     Model b = Model::from_json(nlohmann::json::parse(j.dump()));
@@ -800,6 +845,7 @@ int main() {
     tcase_add_test(t, configs_and_sizes);
     tcase_add_test(t, rules_encode_the_best_choices);
     tcase_add_test(t, builtin_choice_keeps_sizes_without_rules);
+    tcase_add_test(t, back_to_back_times_veto_rules);
     tcase_add_test(t, model_file_round_trip);
     tcase_add_test(t, incomplete_model_rules_stop_at_measured_sizes);
     tcase_add_test(t, submodule_choices_become_rules);

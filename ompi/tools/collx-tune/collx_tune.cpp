@@ -66,6 +66,7 @@ struct Options {
     std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO, COLLX_TREE_RING,
                           COLLX_TREE_RECURSIVE_DOUBLING};
     bool split = true;         // split rails measured (where nodes are of one size)
+    bool back_to_back = true;  // a rule's configuration timed in a loop against the built-in too
     double margin = 0.1;       // Model::margin; < 0 (--margin off): hanx's built-in not measured
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
@@ -120,6 +121,11 @@ struct Options {
         "                      is predicted faster than it by more than F of its time, or\n"
         "                      by more than its measured spread there if larger (default\n"
         "                      0.1); off: not measured, every size gets a rule\n"
+        "  --back-to-back yes|no  time the configuration of every size that would get a\n"
+        "                      rule and the built-in back to back too (calls in a loop, a\n"
+        "                      rooted collective's root rotating, as contrib/bench.sh):\n"
+        "                      the rule is kept only where it beats the built-in by the\n"
+        "                      margin there as well (default yes; with a margin only)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
         "  --windows N         timed windows per point, at least (default 9); the median\n"
@@ -161,6 +167,11 @@ std::vector<int> trees(const std::string &option, const std::string &v) {
     return t;
 }
 
+bool yes_no(const std::string &option, const std::string &v) {
+    if (v != "yes" && v != "no") throw std::runtime_error(option + ": yes or no");
+    return v == "yes";
+}
+
 Options parse(int argc, char **argv) {
     Options o;
     auto need = [&](int &i) -> std::string {
@@ -195,11 +206,8 @@ Options parse(int argc, char **argv) {
         } else if (a == "--flat") o.flat = trees(a, need(i));
         else if (a == "--low-trees") o.low_trees = trees(a, need(i));
         else if (a == "--up-trees") o.up_trees = trees(a, need(i));
-        else if (a == "--split") {
-            const std::string v = need(i);
-            if (v != "yes" && v != "no") throw std::runtime_error("--split: yes or no");
-            o.split = v == "yes";
-        } else if (a == "--margin") {
+        else if (a == "--split") o.split = yes_no(a, need(i));
+        else if (a == "--margin") {
             const std::string v = need(i);
             o.margin = v == "off" ? -1 : std::stod(v);
             if (v != "off" && (o.margin < 0 || o.margin >= 1))
@@ -207,6 +215,7 @@ Options parse(int argc, char **argv) {
         } else if (a == "--low") o.low.push_back(need(i));
         else if (a == "--up") o.up.push_back(need(i));
         else if (a == "--budget") o.budget = std::stod(need(i));
+        else if (a == "--back-to-back") o.back_to_back = yes_no(a, need(i));
         else if (a == "--windows") o.windows = std::stoi(need(i));
         else if (a == "--point-time") o.point_time = std::stod(need(i));
         else if (a == "--clock") o.clock = need(i);
@@ -351,6 +360,13 @@ int explain(const Options &o) {
                     t ? fmt_us(*t).c_str() : "n/a", 100 * model->margin_at(*coll, o.bytes),
                     !idx && model->nodes == nodes && model->ranks_per_node == rpn ? "  <- runs: no rule" : "");
     }
+    const auto loop = cm->second.back_to_back.find(o.bytes);
+    if (loop != cm->second.back_to_back.end())  // the rules' second test, at this size
+        std::printf("  back to back (us per call, in a loop): %s %s, builtin %s: %s\n", loop->second.config.c_str(),
+                    fmt_us(loop->second.config_s).c_str(), fmt_us(loop->second.builtin_s).c_str(),
+                    loop->second.config_s < (1 - model->margin) * loop->second.builtin_s
+                        ? "beats it by the margin here too"
+                        : "does not beat it by the margin here: no rule");
     for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->levels, model->flats,
                                        model->split)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
@@ -803,6 +819,19 @@ class Job {
         return med;
     }
 
+    // ---- back to back: `iters` calls in a loop from a barrier, call k
+    // from root k mod size (a rooted collective's; the others ignore it),
+    // as an application's loop and contrib/bench.sh's collx-bench run
+    // them; seconds per call, of the slowest rank
+    double loop(const std::function<void(int)> &op, int iters) {
+        MPI_Barrier(ctl);
+        const double t = now();
+        for (int k = 0; k < iters; ++k) op(k % size);
+        double dt = now() - t;
+        MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, ctl);
+        return dt / iters;
+    }
+
     void progress(const std::string &what) const {
         if (quiet || rank != 0) return;
         std::fprintf(stderr, "collx-tune [%6.1f s] %s\n", elapsed(), what.c_str());
@@ -862,24 +891,30 @@ struct Buffers {
     int *out() { return b.data() + b.size() / 2; }
 };
 
-// The whole collective on `comm` (hanx or the previous module); the
-// sizes are those of hanx's rules (docs/tuning-file.md).
-std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
+// The whole collective on `comm` (hanx or the previous module) from
+// `root` (bcast and reduce; the others have none); the sizes are those of
+// hanx's rules (docs/tuning-file.md).
+std::function<void(int)> rooted(Coll coll, MPI_Comm comm, Buffers &B) {
     switch (coll) {
-    case Coll::Bcast: return [&B, comm] { MPI_Bcast(B.in(), B.count, MPI_INT, 0, comm); };
+    case Coll::Bcast: return [&B, comm](int root) { MPI_Bcast(B.in(), B.count, MPI_INT, root, comm); };
     case Coll::Reduce:
-        return [&B, comm] { MPI_Reduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, 0, comm); };
+        return [&B, comm](int root) { MPI_Reduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, root, comm); };
     case Coll::Allreduce:
-        return [&B, comm] { MPI_Allreduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, comm); };
+        return [&B, comm](int) { MPI_Allreduce(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, comm); };
     case Coll::Allgather:
-        return [&B, comm] { MPI_Allgather(B.in(), B.count, MPI_INT, B.out(), B.count, MPI_INT, comm); };
+        return [&B, comm](int) { MPI_Allgather(B.in(), B.count, MPI_INT, B.out(), B.count, MPI_INT, comm); };
     case Coll::Alltoall:
-        return [&B, comm] { MPI_Alltoall(B.in(), B.count, MPI_INT, B.out(), B.count, MPI_INT, comm); };
+        return [&B, comm](int) { MPI_Alltoall(B.in(), B.count, MPI_INT, B.out(), B.count, MPI_INT, comm); };
     case Coll::ReduceScatterBlock:
-        return [&B, comm] { MPI_Reduce_scatter_block(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, comm); };
-    case Coll::Barrier: return [comm] { MPI_Barrier(comm); };
+        return [&B, comm](int) { MPI_Reduce_scatter_block(B.in(), B.out(), B.count, MPI_INT, MPI_SUM, comm); };
+    case Coll::Barrier: return [comm](int) { MPI_Barrier(comm); };
     }
-    return [] {};
+    return [](int) {};
+}
+
+// ... from root 0
+std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
+    return [f = rooted(coll, comm, B)] { f(0); };
 }
 
 // The latency of one configuration: the previous module, or hanx with
@@ -897,13 +932,13 @@ std::function<void()> whole(Coll coll, MPI_Comm comm, Buffers &B) {
 // own communicator, whose flat tree it is); and so coll_hanx_low/up_algorithm: the
 // configuration's trees, "module" elsewhere (split rails' rail runs the
 // leaders' one).  Tuning and validation measure through this alone.
-double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B,
-               double *spread = nullptr) {
+// (configure: the variables set, the communicator to call)
+MPI_Comm configure(Job &J, Coll coll, const Config &c) {
     if (c.builtin) {
         if (pipelined(coll)) J.builtin_segments(coll);
         J.set_default_algorithm(0);
         J.builtin_level_trees();
-        return J.latency(whole(coll, J.hanx, B), o.windows, o.point_time, spread);
+        return J.hanx;
     }
     const bool hier = c.hierarchical();
     if (hier && pipelined(coll)) J.set_segment(coll, c.segment);
@@ -912,8 +947,49 @@ double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B,
         J.set_default_algorithm(c.split ? 3 : hier ? 1 : 0);
         J.set_level_trees(c.levels);
     }
-    const MPI_Comm comm = c.previous ? J.prev : c.flat >= 0 ? J.flat.at(c.flat) : J.hanx_with(c.levels);
-    return J.latency(whole(coll, comm, B), o.windows, o.point_time);
+    return c.previous ? J.prev : c.flat >= 0 ? J.flat.at(c.flat) : J.hanx_with(c.levels);
+}
+
+double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B,
+               double *spread = nullptr) {
+    const MPI_Comm comm = configure(J, coll, c);
+    return J.latency(whole(coll, comm, B), o.windows, o.point_time, spread);
+}
+
+double median(std::vector<double> v);
+
+// The second test of the rules (--back-to-back): at every size where
+// m.choice() picks a configuration over hanx's built-in one, the two timed
+// back to back (Job::loop), alternating: a warm-up call of each, then
+// --windows repetitions of each, every one enough calls to fill
+// --point-time; their medians go into the model, whose choice() then keeps
+// the built-in where the configuration does not beat it by the margin in
+// the loop as well.  Returns false when stopped (budget, signal).
+bool check_back_to_back(Job &J, const Options &o, Model &m) {
+    for (Coll coll : o.colls) {
+        CollModel &cm = m.colls[coll];
+        for (std::uint64_t x : m.sizes_of(coll)) {
+            const auto c = m.choice(coll, x);
+            if (!c || c->first.builtin) continue;
+            if (J.stop()) return false;
+            Buffers B(x, J.size);
+            const Config both[2] = {c->first, Config::one_flag()};
+            const auto run = [&](int i, int iters) { return J.loop(rooted(coll, configure(J, coll, both[i]), B), iters); };
+            double one = 0;
+            for (int i = 0; i < 2; ++i) one = std::max(one, (run(i, 1), run(i, 1)));
+            const int iters = int(std::clamp(o.point_time / std::max(one, 1e-7), 1.0, 1000.0));
+            std::vector<double> t[2];
+            for (int r = 0; r < o.windows; ++r)
+                for (int i = 0; i < 2; ++i) t[i].push_back(run(i, iters));
+            cm.back_to_back[x] = {c->first.label(), median(t[0]), median(t[1])};
+            const bool kept = !m.choice(coll, x)->first.builtin;
+            J.progress(std::string("back to back: ") + name(coll) + " " + bytes_label(x) + ": " +
+                       c->first.label() + " " + fmt_us(median(t[0])) + " us, builtin " + fmt_us(median(t[1])) +
+                       " us (" + std::to_string(iters) + " calls x " + std::to_string(o.windows) + "): " +
+                       (kept ? "a rule" : "no rule"));
+        }
+    }
+    return true;
 }
 
 // ------------------------------------------------------------------- tune
@@ -1015,6 +1091,8 @@ int tune(Job &J, const Options &o) {
                            fmt_us(p.fill_drain(int(stages(coll).size()))) + " us");
             }
     }
+    // the rules' second test: in a loop, against the built-in
+    if (o.back_to_back && m.margin >= 0 && !stopped) stopped = !check_back_to_back(J, o, m);
     m.tuning_seconds = MPI_Wtime() - t0;
     m.complete = !stopped;
     if (J.rank != 0) return 0;

@@ -281,8 +281,13 @@ std::optional<std::pair<Config, double>> Model::choice(Coll coll, std::uint64_t 
     auto it = colls.find(coll);
     if (!b || margin < 0 || it == colls.end() || it->second.builtin.empty()) return b;
     const double t = it->second.builtin.at(bytes);
-    if (b->second < (1 - margin_at(coll, bytes)) * t) return b;
-    return std::make_pair(Config::one_flag(), t);
+    if (!(b->second < (1 - margin_at(coll, bytes)) * t)) return std::make_pair(Config::one_flag(), t);
+    // the loop's verdict, where it was timed for this configuration
+    auto l = it->second.back_to_back.find(bytes);
+    if (l != it->second.back_to_back.end() && l->second.config == b->first.label() &&
+        !(l->second.config_s < (1 - margin) * l->second.builtin_s))
+        return std::make_pair(Config::one_flag(), t);
+    return b;
 }
 
 static std::string us(double s) {
@@ -364,6 +369,12 @@ Rules Model::rules() const {
                 rule.up_algorithm = "module";
             rule.comment = "predicted " + us(x.t_hi) + " at " + bytes_label(x.at) + " bytes" +
                            (margin >= 0 && !builtin.empty() ? " (built-in " + us(builtin.at(x.at)) + ")" : "");
+            // (the loop's times at that size, where they were measured)
+            const auto &loop = colls.at(coll).back_to_back;
+            auto b2b = loop.find(x.at);
+            if (b2b != loop.end() && b2b->second.config == x.c.label())
+                *rule.comment += "; back to back " + us(b2b->second.config_s) + " (built-in " +
+                                us(b2b->second.builtin_s) + ")";
             r.add(rule);
         }
     }
@@ -451,7 +462,7 @@ static Levels levels_from(const nlohmann::json &j) {
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 8;
+    j["version"] = 9;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -483,6 +494,11 @@ nlohmann::ordered_json Model::to_json() const {
             o["builtin"] = curve_json(m.builtin);
             o["builtin_spread"] = curve_json(m.builtin_spread);
         }
+        if (!m.back_to_back.empty()) {  // [bytes, configuration, its seconds, the built-in's]
+            o["back_to_back"] = nlohmann::ordered_json::array();
+            for (auto &[x, b] : m.back_to_back)
+                o["back_to_back"].push_back({x, b.config, b.config_s, b.builtin_s});
+        }
         o["hier"] = nlohmann::ordered_json::array();
         for (auto &[l, h] : m.hier) {
             nlohmann::ordered_json hj = levels_json(l);
@@ -505,11 +521,12 @@ nlohmann::ordered_json Model::to_json() const {
 Model Model::from_json(const nlohmann::json &j) {
     // version 3: without flat trees; 4: bcast, reduce and allreduce only;
     // 5: without split rails (not measured); 6: without the levels' trees;
-    // 7: without hanx's built-in choice (every size had a rule)
+    // 7: without hanx's built-in choice (every size had a rule); 8:
+    // without the back-to-back times
     const int version = j.value("version", 0);
-    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 8)
+    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 9)
         throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3 "
-                                 "to 8; run collx-tune again)");
+                                 "to 9; run collx-tune again)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();
@@ -542,6 +559,10 @@ Model Model::from_json(const nlohmann::json &j) {
             cm.builtin = curve_from(o.at("builtin"));
             cm.builtin_spread = curve_from(o.value("builtin_spread", nlohmann::json::array()));
         }
+        if (o.contains("back_to_back"))
+            for (const auto &x : o.at("back_to_back"))
+                cm.back_to_back[x.at(0).get<std::uint64_t>()] = {
+                    x.at(1).get<std::string>(), x.at(2).get<double>(), x.at(3).get<double>()};
         for (const auto &hj : o.at("hier")) {
             HierModel &h = cm.hier[levels_from(hj)];
             h.whole = curve_from(hj.at("whole"));

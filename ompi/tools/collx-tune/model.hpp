@@ -200,6 +200,18 @@ struct HierModel {
     std::map<std::uint64_t, Pipeline> pipeline;
 };
 
+// The second test of a rule (collx-tune --back-to-back): the configuration
+// chosen at one size and hanx's built-in choice there, each timed calls
+// back to back (a rooted collective's root rotating), as an application's
+// loop and contrib/bench.sh run them.  A synchronised start (the model's
+// other measurements) and a loop can rank two configurations differently:
+// consecutive calls overlap, and on ranks sharing cores the one that
+// leaves more work to the next call loses.
+struct BackToBack {
+    std::string config;            // the chosen configuration's label (Config::label)
+    double config_s = 0, builtin_s = 0;  // seconds per call of it and of the built-in
+};
+
 struct CollModel {
     Curve previous;                           // previous module, whole, by size
     std::map<Levels, HierModel> hier;         // hanx, by the levels' modules and trees
@@ -207,6 +219,7 @@ struct CollModel {
     Curve split;                              // allreduce's split rails, whole, by size
     Curve builtin;                            // hanx's built-in choice (no rule), whole, by size
     Curve builtin_spread;                     // its windows' interquartile range / median
+    std::map<std::uint64_t, BackToBack> back_to_back;  // by size: chosen vs built-in, in a loop
 
     // The curve of a configuration measured whole (previous, a flat tree,
     // split rails): nullptr where missing, and for hanx's levels (composed
@@ -234,8 +247,10 @@ struct Model {
     bool split = false;
     // a rule replaces hanx's built-in choice only where it is predicted
     // faster by more than this share of the built-in's time, or by more
-    // than the built-in's measured spread there if that is larger; < 0: the
-    // built-in is not a candidate (every size gets a rule)
+    // than the built-in's measured spread there if that is larger, and,
+    // where the configuration was timed back to back (CollModel::
+    // back_to_back), was faster by more than this share there too; < 0:
+    // the built-in is not a candidate (every size gets a rule)
     double margin = 0.1;
     std::map<Coll, CollModel> colls;
     double tuning_seconds = 0;            // time spent measuring
@@ -249,7 +264,8 @@ struct Model {
     std::optional<std::pair<Config, double>> best(Coll coll, std::uint64_t bytes) const;
     // what the file says for coll at bytes: best(), or hanx's built-in
     // choice (Config::one_flag, no rule) where best() does not beat it by
-    // margin_at()
+    // margin_at(), or where the back-to-back times of that size say best()
+    // does not beat it by the margin in a loop either
     std::optional<std::pair<Config, double>> choice(Coll coll, std::uint64_t bytes) const;
     double margin_at(Coll coll, std::uint64_t bytes) const;
 
