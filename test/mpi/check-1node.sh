@@ -76,6 +76,24 @@ step "adaptx: persistent collectives (bcast/reduce/allreduce/allgather *_init), 
     local_run 300 4 --mca coll_adaptx_priority 100 "$CHECKER" --quick --colls persistent,overlap
 step "adaptx with more than 2^31 bytes per buffer (bcast, allreduce, reduce), 3 ranks" \
     local_run 300 3 --mca coll_adaptx_priority 100 "$COLLX_BUILDDIR/test/mpi/huge_count"
+# datatypes of zero or negative extent, which the core does not take: the
+# broadcast right (blocking and not, every root) and the hand-over said on
+# every rank for each of odd_extent's 16 calls (the ranks' stderr in files:
+# mpirun's forwarded lines may splice)
+odd_extent() {  # odd_extent PATTERN MPIRUN-ARGS...
+    local pattern=$1 dir n rc
+    shift
+    dir=$(mktemp -d) || return 1
+    local_run 120 4 "$@" "$COLLX_BUILDDIR/test/mpi/odd_extent" --stderr "$dir" 2>/dev/null
+    rc=$?
+    n=$(cat "$dir"/rank.* 2>/dev/null | grep -c "$pattern")
+    rm -rf "$dir"
+    echo "$n lines: $pattern"
+    [ $rc = 0 ] && [ "$n" = 64 ]
+}
+step "adaptx hands bcast and ibcast of datatypes of zero or negative extent to the previous module, 4 ranks" \
+    odd_extent "coll:adaptx: bcast case not handled (datatype of zero or negative extent); falling back" \
+    --mca coll_adaptx_priority 100 --mca coll_adaptx_verbose 1
 
 # --- hanx: one real node has no hierarchy, so impose synthetic nodes
 HANX="--mca coll_hanx_priority 100 --mca coll_hanx_ranks_per_node"
@@ -198,6 +216,13 @@ step "the front door runs flat collx trees a tuning file names (5 ranks as 2+2+1
     flat_trees local_run 300 5 $HANX 2
 step "... and on 3 nodes round-robin (the topo tree on hanx's node map)" \
     flat_trees local_run 300 7 $HANX 3 --mca coll_hanx_round_robin 1
+step "hanx runs bcast and ibcast of datatypes of zero or negative extent on its levels, not a flat tree (4 ranks as 2x2)" \
+    odd_extent "datatype the core does not take: hierarchical, not a flat knomial tree over all ranks" \
+    $HANX 2 --mca coll_hanx_tuning_file "$COLLX_SRCDIR/test/mpi/tuning/flat.json" --mca coll_hanx_verbose 10
+step "... nor the levels' collx trees (coll_hanx_low/up_algorithm pipeline): results right" \
+    odd_extent "coll:hanx: bcast levels (innermost first): pipeline, pipeline" \
+    $HANX 2 --mca coll_hanx_low_algorithm pipeline --mca coll_hanx_up_algorithm pipeline \
+    --mca coll_hanx_verbose 10
 step "split-rail allreduce (tuning file), 4 ranks as 2x2, blocking and non-blocking" \
     split_rails ran local_run 300 4 $HANX 2
 step "... 6 ranks as 2x3 round-robin, small segments (chunks of one element, last segments shorter than a node)" \

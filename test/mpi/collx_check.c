@@ -78,6 +78,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "rank_stderr.h"
+
 /* Elements of derived types may sit at any byte offset (a struct with a
  * hole, a resized vector): access them through memcpy, never through a
  * cast pointer (UBSan: misaligned store/load). */
@@ -1453,23 +1455,6 @@ static int plain_tuned(void)
     return plain;
 }
 
-/* --stderr DIR: this rank's stderr (the components' verbose lines among
- * it) to DIR/rank.N from here on.  mpirun forwards the ranks' output in
- * chunks that may end inside a line, so lines of several ranks can be
- * spliced together; tests that count or exclude lines read these files. */
-static void stderr_to(const char *dir)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/rank.%d", dir, wrank_g);
-    fflush(stderr);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0 || dup2(fd, STDERR_FILENO) < 0) {
-        perror(path);
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    close(fd);
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -1509,7 +1494,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--max-count") && i + 1 < argc)
             max_count = (size_t)atol(argv[++i]);
-        else if (!strcmp(argv[i], "--stderr") && i + 1 < argc) stderr_to(argv[++i]);
+        else if (!strcmp(argv[i], "--stderr") && i + 1 < argc) rank_stderr_to(argv[++i]);
         else {
             colls = NULL;
             break;

@@ -150,13 +150,11 @@ static int run(starter_t start, call_t *c, void *args, const char *what, ompi_re
     collx_request_t *req = collx_glue_request_new(&n);
     if (NULL == req) return OMPI_ERR_OUT_OF_RESOURCE;
     int rc = start(c, &n, &req->op, args);
-    if (COLLX_OK != rc) {
+    if (COLLX_ERR_UNSUPPORTED == rc) {
         collx_glue_request_abandon(req);
-        if (COLLX_ERR_UNSUPPORTED == rc) return *unsupported = 1, OMPI_SUCCESS;
-        return report(what, collx_glue_rc(rc));
+        return *unsupported = 1, OMPI_SUCCESS;
     }
-    *request = &req->super.super;
-    return OMPI_SUCCESS;
+    return report(what, collx_glue_request_finish(req, rc, request));
 }
 
 typedef struct bcast_args_t {
