@@ -134,11 +134,19 @@ int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks)
 // 73-75 % in the same run), the levels' time on 2x2 at 1 Gbit/s (1.00-1.10),
 // 0.64-0.86 of the levels' on 2x2 unlimited and 1.01-1.13x the flat
 // ring's on 4x2 unlimited.
+// Small ones (stop 38, "Small allreduce on one topo tree"): one topo tree
+// over all ranks took 0.84-0.90 of the levels' time on 4x2 up to 4 KiB and
+// 0.53-0.74 at 8-16 KiB, unlimited and at 1 Gbit/s; on 2x2 0.94-0.99 up to
+// 1 KiB but 1.03-1.17 from 2 KiB (two nodes' leaders exchange once where
+// the tree reduces, then broadcasts).
 int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int blocks) {
     if (parts >= 2 && nnodes >= 2 && bytes >= COLLX_SPLIT_RING_MIN_BYTES)
         return COLLX_ALLREDUCE_SPLIT_RING;
-    return collx_ring_allreduce_default(bytes, nnodes, size, blocks) ? COLLX_ALLREDUCE_FLAT_RING
-                                                                      : COLLX_ALLREDUCE_LEVELS;
+    if (collx_ring_allreduce_default(bytes, nnodes, size, blocks)) return COLLX_ALLREDUCE_FLAT_RING;
+    if (nnodes >= 2 &&
+        bytes <= (nnodes == 2 ? COLLX_TOPO_ALLREDUCE_MAX_BYTES_2 : COLLX_TOPO_ALLREDUCE_MAX_BYTES))
+        return COLLX_ALLREDUCE_FLAT_TOPO;
+    return COLLX_ALLREDUCE_LEVELS;
 }
 
 // From 64 KiB of the vector the rings took 0.23-0.56 of the best

@@ -1389,12 +1389,15 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
     // large commutative allreduce where the core says so
     // (collx_allreduce_builtin; block placement here) as split rails with
     // the collx ring on the rails, in the core's segments, or as one collx
-    // ring over all ranks, in the ring's own segments
+    // ring over all ranks, in the ring's own segments, and a small blocking
+    // one as one topo tree over all ranks (not on the schedules: hanx's
+    // non-blocking calls keep their levels)
     const int nnodes = (t.P + t.per_node - 1) / t.per_node;
     if (a.hanx && !a.split && a.low == kModuleTree && a.up == kModuleTree &&
         c == Coll::Allreduce && (!bufs || bufs->commutative)) {
         Levels lv(t);
-        switch (collx_allreduce_builtin(bytes, nnodes, t.P, lv.h.parts, 1)) {
+        const int builtin = collx_allreduce_builtin(bytes, nnodes, t.P, lv.h.parts, 1);
+        switch (builtin) {
             case COLLX_ALLREDUCE_SPLIT_RING: {
                 Algo rails = a;  // (the node's module inside the node)
                 rails.split = true;
@@ -1402,10 +1405,13 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
                 return run_hanx(e, p, c, rails, count, seg ? seg : COLLX_SPLIT_RING_SEGMENT_BYTES,
                                 root, bufs, &lv);
             }
+            case COLLX_ALLREDUCE_FLAT_TOPO:
+                if (a.schedule) break;
+                [[fallthrough]];
             case COLLX_ALLREDUCE_FLAT_RING: {
-                Algo ring;
-                ring.tree = COLLX_TREE_RING;
-                return run_flat(e, c, ring, count, default_segment(p, t, c, ring, bytes), root,
+                Algo flat;
+                flat.tree = COLLX_ALLREDUCE_FLAT_TOPO == builtin ? COLLX_TREE_TOPO : COLLX_TREE_RING;
+                return run_flat(e, c, flat, count, default_segment(p, t, c, flat, bytes), root,
                                 bufs);
             }
         }

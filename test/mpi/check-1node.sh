@@ -305,7 +305,19 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     expect "module, module" reduce 32768
     expect "module, binomial" reduce 65536
     expect "module, binomial" reduce 131072
-    expect "module, module" allreduce 1024
+    # blocking allreduce of at most 1 KiB on two nodes, 16 KiB on more: one collx topo tree
+    # over all ranks (since stop 38), where neither level's algorithm is set; above, the levels
+    topo() {  # topo NP BYTES [mpirun args]: how many of the calls of BYTES ran on the topo tree
+        local np=$1 b=$2; shift 2
+        one_call "$np" 2 allreduce "$b" --mca coll_hanx_socket_level 0 "$@" |
+            grep -c "coll:hanx: allreduce count $((b / 4)) on .*: one collx topo tree over all ranks$"
+    }
+    [ "$(topo 4 1024)" -gt 0 ] && [ "$(topo 4 2048)" = 0 ] && [ "$(topo 8 16384)" -gt 0 ] &&
+        [ "$(topo 8 32768)" = 0 ] || { echo "allreduce on the topo tree: 2x2 $(topo 4 1024) at 1 KiB," \
+                                            "$(topo 4 2048) at 2 KiB; 4x2 $(topo 8 16384) at 16 KiB, $(topo 8 32768) at 32 KiB"; ok=1; }
+    expect "module, module" allreduce 2048
+    [ "$(topo 4 1024 --mca coll_hanx_low_algorithm module)" = 0 ] || { echo "the topo tree with a level set"; ok=1; }
+    expect "module, module" allreduce 1024 --mca coll_hanx_low_algorithm module
     # blocking allreduce between two leaders from 4 KiB: recursive doubling
     expect "module, recursive_doubling" allreduce 4096
     expect "module, recursive_doubling" allreduce 65536
@@ -335,7 +347,7 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
         { echo "auto: a start-up complaint"; ok=1; }
     return $ok
 )
-step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, allreduce from 4 KiB between two leaders, ireduce and iallreduce below 128 KiB on both (iallreduce between two leaders on recursive doubling); a set coll_hanx_low/up_algorithm decides, auto leaves it to hanx" \
+step "built-in collx trees on the levels: reduce from 64 KiB between the leaders, small allreduce on one topo tree, allreduce from 4 KiB between two leaders, ireduce and iallreduce below 128 KiB on both (iallreduce between two leaders on recursive doubling); a set coll_hanx_low/up_algorithm decides, auto leaves it to hanx" \
     level_trees_default
 reduce_scatter_default() (  # the built-in reduce_scatter(_block) from 64 KiB of the vector: split rails on the collx ring's reduce-scatter half, node and rails
     local ok=0 out n

@@ -1503,6 +1503,16 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 7, 0, 1), COLLX_ALLREDUCE_FLAT_RING);
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 7, 0, 0), COLLX_ALLREDUCE_LEVELS);
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 4, 4, 0, 1), COLLX_ALLREDUCE_LEVELS);
+    // small ones (stop 38): one topo tree, to 1 KiB on 2 nodes, to 16 KiB on
+    // more, any placement or sizes of nodes; never on one node
+    ck_assert_int_eq(collx_allreduce_builtin(0, 2, 4, 2, 1), COLLX_ALLREDUCE_FLAT_TOPO);
+    ck_assert_int_eq(collx_allreduce_builtin(8, 2, 4, 2, 1), COLLX_ALLREDUCE_FLAT_TOPO);
+    ck_assert_int_eq(collx_allreduce_builtin(1024, 2, 4, 2, 1), COLLX_ALLREDUCE_FLAT_TOPO);
+    ck_assert_int_eq(collx_allreduce_builtin(1025, 2, 4, 2, 1), COLLX_ALLREDUCE_LEVELS);
+    ck_assert_int_eq(collx_allreduce_builtin(16384, 4, 8, 2, 1), COLLX_ALLREDUCE_FLAT_TOPO);
+    ck_assert_int_eq(collx_allreduce_builtin(16384, 3, 7, 0, 0), COLLX_ALLREDUCE_FLAT_TOPO);
+    ck_assert_int_eq(collx_allreduce_builtin(16385, 4, 8, 2, 1), COLLX_ALLREDUCE_LEVELS);
+    ck_assert_int_eq(collx_allreduce_builtin(8, 1, 4, 0, 1), COLLX_ALLREDUCE_LEVELS);
     ck_assert_int_eq(collx_allreduce_builtin(1 << 20, 1, 4, 0, 1), COLLX_ALLREDUCE_LEVELS);
     // the one flag's reduce_scatter(_block): split rails on the rings from 64 KiB of the
     // vector, on 2 nodes or more of one size (2+ ranks each)

@@ -577,12 +577,13 @@ START_TEST(hanx_composes_its_stages) {
 }
 END_TEST
 
-// "hanx" runs each level as Open MPI's module would (module_tree): on 4
-// leaders a small allreduce by recursive doubling, one of 8 KiB and more
-// around the ring, a 64 KiB bcast linear, each unsegmented; the same times
-// as those trees asked for by name with the segment as large as the call.
-// Where hanx has a built-in tree for the level, that tree; where it runs a
-// large allreduce as one ring over all ranks, that ring.
+// "hanx" runs each level as Open MPI's module would (module_tree): on 2
+// leaders a small allreduce by recursive doubling, on 4 one of 8 KiB and
+// more around the ring, a 64 KiB bcast linear, each unsegmented; the same
+// times as those trees asked for by name with the segment as large as the
+// call.  Where hanx has a built-in tree for the level, that tree; where it
+// runs a large allreduce as one ring over all ranks, that ring; a small one
+// (collx_allreduce_builtin, stop 38) as one topo tree over all ranks.
 START_TEST(hanx_levels_model_the_modules) {
     const Params p = Params::defaults();
     const Topology t{8, 2, 0};
@@ -597,18 +598,29 @@ START_TEST(hanx_levels_model_the_modules) {
         a.inner_seg = inner;
         return a;
     };
+    const Topology two{4, 2, 0};
     const struct {
+        Topology t;
         Coll c;
         std::size_t bytes;
         const char *same, *other;
-    } cases[] = {{Coll::Allreduce, 1024, "hanx:binomial:recursive_doubling", "hanx:binomial:binomial"},
-                 {Coll::Allreduce, 65536, "hanx:binomial:ring", "hanx:binomial:recursive_doubling"},
-                 {Coll::Bcast, 65536, "hanx:binomial:linear", "hanx:binomial:binomial"}};
+    } cases[] = {{two, Coll::Allreduce, 4096, "hanx:binomial:recursive_doubling", "hanx:binomial:binomial"},
+                 {t, Coll::Allreduce, 65536, "hanx:binomial:ring", "hanx:binomial:recursive_doubling"},
+                 {t, Coll::Bcast, 65536, "hanx:binomial:linear", "hanx:binomial:binomial"},
+                 {t, Coll::Allreduce, 1024, "topo", "hanx:binomial:recursive_doubling"},
+                 {t, Coll::Allreduce, 16384, "topo", "hanx:binomial:ring"},
+                 {two, Coll::Allreduce, 1024, "topo", "hanx:binomial:recursive_doubling"}};
+    {  // (on the schedules, as hanx's non-blocking calls run: the levels)
+        Algo sched;
+        ck_assert(parse_algo("hanx-sched", &sched));
+        ck_assert(run(p, t, Coll::Allreduce, sched, 1024, 1024).time_ns !=
+                  run(p, t, Coll::Allreduce, named("topo", 1024), 1024, 1024).time_ns);
+    }
     for (const auto &k : cases) {
         // one hanx segment (seg = bytes), the named tree unsegmented too
-        const double m = run(p, t, k.c, modules, k.bytes, k.bytes).time_ns,
-                     same = run(p, t, k.c, named(k.same, k.bytes), k.bytes, k.bytes).time_ns,
-                     other = run(p, t, k.c, named(k.other, k.bytes), k.bytes, k.bytes).time_ns;
+        const double m = run(p, k.t, k.c, modules, k.bytes, k.bytes).time_ns,
+                     same = run(p, k.t, k.c, named(k.same, k.bytes), k.bytes, k.bytes).time_ns,
+                     other = run(p, k.t, k.c, named(k.other, k.bytes), k.bytes, k.bytes).time_ns;
         ck_assert_msg(m == same, "%s %zu B: hanx %g ns, %s %g ns", coll_name(k.c), k.bytes, m,
                       k.same, same);
         ck_assert_msg(m != other, "%s %zu B: hanx and %s both %g ns", coll_name(k.c), k.bytes,
@@ -633,7 +645,6 @@ START_TEST(hanx_levels_model_the_modules) {
     ck_assert(parse_algo("hanx-split:ring:ring", &halves));
     ck_assert(parse_algo("hanx-sched", &sched));
     ck_assert(parse_algo("hanx-split-sched:module:ring", &sched_rails));
-    const Topology two{4, 2, 0};
     for (const Topology &shape : {t, two}) {
         const double one_flag = run(p, shape, Coll::Allreduce, modules, mib, 0).time_ns;
         ck_assert_double_eq(one_flag, run(p, shape, Coll::Allreduce, rails, mib,

@@ -203,6 +203,8 @@ static void model_choice(const mca_coll_hanx_module_t *m, int coll, size_t bytes
                         : COLLX_ALLREDUCE_SPLIT_RING == ar || split ? COLLX_MODEL_SPLIT
                         : COLLX_ALLREDUCE_FLAT_RING == ar           ? COLLX_MODEL_FLAT_RING
                                                                     : COLLX_MODEL_HIER;
+    /* (the model has no topo tree: a small allreduce's baseline is the
+     * levels, as before stop 38) */
     const int a = collx_model_choose(coll, m->nnodes, m->max_node_size, m->split_parts > 0, bytes,
                                      out->segment_bytes, builtin, &mach, us);
     if (a < 0) return;
@@ -236,9 +238,11 @@ static int builtin_level(int tree, int coll, size_t bytes, int up, int ranks, in
  * all ranks, or split rails with the collx ring on the rails (where
  * coll_hanx_up_algorithm is left at its default: set, it decides) and the
  * node's module inside the node (the ring's halves there measured no
- * better on 2 ranks per node), in the core's segments, or the levels as
- * *out already says. */
-static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, hanx_choice_t *out)
+ * better on 2 ranks per node), in the core's segments, or a small blocking
+ * one as one collx topo tree over all ranks on hanx's nodes where neither
+ * level's algorithm is set, or the levels as *out already says. */
+static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, int nonblocking,
+                              hanx_choice_t *out)
 {
     switch (collx_allreduce_builtin(bytes, m->nnodes, m->size, m->split_parts, m->blocks)) {
     case COLLX_ALLREDUCE_FLAT_RING:
@@ -246,6 +250,9 @@ static void builtin_allreduce(const mca_coll_hanx_module_t *m, size_t bytes, han
         break;
     case COLLX_ALLREDUCE_SPLIT_RING:
         split_on_ring(NULL, out);
+        break;
+    case COLLX_ALLREDUCE_FLAT_TOPO:
+        if (!nonblocking && level_builtin(0) && level_builtin(1)) out->flat_tree = COLLX_TREE_TOPO;
         break;
     }
 }
@@ -314,7 +321,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
             builtin_allgather(m, coll, bytes, out);
         if (model) model_choice(m, coll, bytes, NULL, out);
         else if (0 == mca_coll_hanx_component.default_algorithm && out->flat_tree < 0) {
-            if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, out);
+            if (COLLX_COLL_ALLREDUCE == coll) builtin_allreduce(m, bytes, nonblocking, out);
             /* allgather's leaders, where the levels run it (not the node
              * ring, or a datatype the core does not take): the collx ring
              * where the machine's link between nodes is the bottleneck (a

@@ -200,14 +200,25 @@ int collx_ring_allreduce_default(size_t bytes, int nnodes, int size, int blocks)
  *   allreduce sends (measured on 2 x 2 and 4 x 2, docs/benchmarks.md);
  * - else COLLX_ALLREDUCE_FLAT_RING where collx_ring_allreduce_default
  *   says so (nodes of different sizes);
+ * - else COLLX_ALLREDUCE_FLAT_TOPO, a blocking one on 2 nodes or more of
+ *   at most COLLX_TOPO_ALLREDUCE_MAX_BYTES (COLLX_TOPO_ALLREDUCE_MAX_BYTES_2
+ *   on 2 nodes): one collx topo tree over all ranks (reduce up the node
+ *   leaders' tree, bcast down), which measured 0.84-0.98 of the levels'
+ *   time there on 2x2 and 4x2, unlimited and at 1 Gbit/s (docs/
+ *   benchmarks.md, "Small allreduce on one topo tree"); the caller runs it
+ *   only where neither level's algorithm is set (the user's trees on the
+ *   levels decide);
  * - else COLLX_ALLREDUCE_LEVELS.
  * It depends on the shape and the size alone, never on a measurement: a
  * reduction's bits follow the algorithm. */
 typedef enum collx_allreduce_builtin {
     COLLX_ALLREDUCE_LEVELS = 0,
     COLLX_ALLREDUCE_FLAT_RING = 1,
-    COLLX_ALLREDUCE_SPLIT_RING = 2
+    COLLX_ALLREDUCE_SPLIT_RING = 2,
+    COLLX_ALLREDUCE_FLAT_TOPO = 3
 } collx_allreduce_builtin_t;
+#define COLLX_TOPO_ALLREDUCE_MAX_BYTES 16384
+#define COLLX_TOPO_ALLREDUCE_MAX_BYTES_2 1024
 #define COLLX_SPLIT_RING_MIN_BYTES 131072
 #define COLLX_SPLIT_RING_SEGMENT_BYTES 262144
 int collx_allreduce_builtin(size_t bytes, int nnodes, int size, int parts, int blocks);
