@@ -975,7 +975,7 @@ bool check_back_to_back(Job &J, const Options &o, Model &m) {
             Buffers B(x, J.size);
             const Config both[2] = {c->first, Config::one_flag()};
             const auto run = [&](int i, int iters) { return J.loop(rooted(coll, configure(J, coll, both[i]), B), iters); };
-            double one = 0;
+            double one = 0;  // the slower one's call, after a warm-up call of each
             for (int i = 0; i < 2; ++i) one = std::max(one, (run(i, 1), run(i, 1)));
             const int iters = int(std::clamp(o.point_time / std::max(one, 1e-7), 1.0, 1000.0));
             std::vector<double> t[2];
