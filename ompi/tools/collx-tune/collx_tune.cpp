@@ -364,8 +364,7 @@ int explain(const Options &o) {
     if (loop != cm->second.back_to_back.end())  // the rules' second test, at this size
         std::printf("  back to back (us per call, in a loop): %s %s, builtin %s: %s\n", loop->second.config.c_str(),
                     fmt_us(loop->second.config_s).c_str(), fmt_us(loop->second.builtin_s).c_str(),
-                    loop->second.config_s < (1 - model->margin) * loop->second.builtin_s
-                        ? "beats it by the margin here too"
+                    loop->second.wins(model->margin) ? "beats it by the margin here too"
                         : "does not beat it by the margin here: no rule");
     for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->levels, model->flats,
                                        model->split)) {
@@ -981,11 +980,11 @@ bool check_back_to_back(Job &J, const Options &o, Model &m) {
             std::vector<double> t[2];
             for (int r = 0; r < o.windows; ++r)
                 for (int i = 0; i < 2; ++i) t[i].push_back(run(i, iters));
-            cm.back_to_back[x] = {c->first.label(), median(t[0]), median(t[1])};
+            const BackToBack &l = cm.back_to_back[x] = {c->first.label(), median(t[0]), median(t[1])};
             const bool kept = !m.choice(coll, x)->first.builtin;
-            J.progress(std::string("back to back: ") + name(coll) + " " + bytes_label(x) + ": " +
-                       c->first.label() + " " + fmt_us(median(t[0])) + " us, builtin " + fmt_us(median(t[1])) +
-                       " us (" + std::to_string(iters) + " calls x " + std::to_string(o.windows) + "): " +
+            J.progress(std::string("back to back: ") + name(coll) + " " + bytes_label(x) + ": " + l.config +
+                       " " + fmt_us(l.config_s) + " us, builtin " + fmt_us(l.builtin_s) + " us (" +
+                       std::to_string(iters) + " calls x " + std::to_string(o.windows) + "): " +
                        (kept ? "a rule" : "no rule"));
         }
     }

@@ -285,7 +285,7 @@ std::optional<std::pair<Config, double>> Model::choice(Coll coll, std::uint64_t 
     // the loop's verdict, where it was timed for this configuration
     auto l = it->second.back_to_back.find(bytes);
     if (l != it->second.back_to_back.end() && l->second.config == b->first.label() &&
-        !(l->second.config_s < (1 - margin) * l->second.builtin_s))
+        !l->second.wins(margin))
         return std::make_pair(Config::one_flag(), t);
     return b;
 }

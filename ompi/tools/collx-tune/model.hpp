@@ -210,6 +210,8 @@ struct HierModel {
 struct BackToBack {
     std::string config;            // the chosen configuration's label (Config::label)
     double config_s = 0, builtin_s = 0;  // seconds per call of it and of the built-in
+    // the configuration beat the built-in in the loop by more than `margin` of its time
+    bool wins(double margin) const { return config_s < (1 - margin) * builtin_s; }
 };
 
 struct CollModel {
