@@ -128,6 +128,9 @@ step "determinism hanx, split rails (allreduce, reduce_scatter(_block)), 6 ranks
 step "determinism hanx, the one flag's large allreduce, iallreduce and reduce_scatter(_block) (split rails on the collx ring), 8 ranks as 4x2" \
     local_run 300 8 $HANX 2 --mca coll_hanx_model_measure 0 "$DETERMINISM" --reps 8 --count 150000 \
     --colls allreduce,iallreduce,reduce_scatter_block,reduce_scatter
+step "determinism hanx, the one flag's small allreduce (one collx topo tree, since stop 38), 8 ranks as 4x2" \
+    local_run 300 8 $HANX 2 --mca coll_hanx_model_measure 0 "$DETERMINISM" --reps 8 --count 1000 \
+    --colls allreduce
 step "determinism hanx, the one flag on 2x2: allreduce and iallreduce on recursive doubling between the two leaders" \
     local_run 300 4 $HANX 2 --mca coll_hanx_model_measure 0 "$DETERMINISM" --reps 8 --count 3000 \
     --colls allreduce,iallreduce
