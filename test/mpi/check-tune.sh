@@ -207,6 +207,10 @@ validate_small() {
         grep -qE "regret against the exhaustive search .*: median -?[0-9.]+%, mean \(geometric\) -?[0-9.]+%, max [0-9.]+% \([a-z_]+ " "$work/v.out" &&
         # one regret per point, never below 0 (the best is among the measured)
         [ "$(awk '$1 ~ /^(bcast|reduce|allreduce|allgather|alltoall|barrier|reduce_scatter_block)$/ && $(NF - 1) ~ /%$/ {n++; if ($(NF - 1) + 0 < 0) bad++} END {print n + 0, bad + 0}' "$work/v.out")" = "19 0" ] &&
+        # and timed back to back (the default): under each point its loop's
+        # regret, never below 0 either, and the loop's summary
+        [ "$(awk '/^  back to back: / {n++; if ($NF + 0 < 0 || $NF !~ /%$/) bad++} END {print n + 0, bad + 0}' "$work/v.out")" = "19 0" ] &&
+        grep -qE "regret back to back \(.*\): median -?[0-9.]+%, mean \(geometric\) -?[0-9.]+%, max [0-9.]+% \([a-z_]+ " "$work/v.out" &&
         [ -s "$work/p-allgather.dat" ] && [ -s "$work/p-barrier.dat" ] && [ ! -e "$work/p-barrier.gp" ] &&
         grep -q "tuning time (tasks)" "$work/v.out" && [ -s "$work/p-bcast.dat" ] && [ -s "$work/p-allreduce.gp" ] &&
         grep -q "^# flat:pipeline" "$work/p-bcast.dat" &&  # the flat trees measured too
@@ -247,9 +251,11 @@ m["collectives"] = scale(m["collectives"])
 json.dump(m, open(sys.argv[2], "w"))
 EOF
     local_run 300 4 "${nodes2[@]}" "$TUNE" --validate "$work/w.json" --sample 2 --windows 3 --point-time 0.001 \
-        --colls bcast --max-error 10 > "$work/w.out" 2>&1
+        --colls bcast --max-error 10 --back-to-back no > "$work/w.out" 2>&1
     local rc=$?
-    [ $rc = 3 ] && grep -q "median prediction error above 10" "$work/w.out"
+    [ $rc = 3 ] && grep -q "median prediction error above 10" "$work/w.out" &&
+        # --back-to-back no: synchronised starts only
+        ! grep -q "back to back" "$work/w.out"
 }
 step "collx-tune --validate --max-error fails on a model 100x off (exit 3)" wrong_model
 

@@ -125,7 +125,9 @@ struct Options {
         "                      rule and the built-in back to back too (calls in a loop, a\n"
         "                      rooted collective's root rotating, as contrib/bench.sh):\n"
         "                      the rule is kept only where it beats the built-in by the\n"
-        "                      margin there as well (default yes; with a margin only)\n"
+        "                      margin there as well (default yes; with a margin only);\n"
+        "                      --validate: every configuration also timed in a loop, the\n"
+        "                      file's choice's regret there reported too\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
         "  --windows N         timed windows per point, at least (default 9); the median\n"
@@ -957,13 +959,32 @@ double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B,
 
 double median(std::vector<double> v);
 
+// Configurations timed back to back (Job::loop), interleaved: a warm-up
+// call of each, then --windows rounds, each configuration once per round,
+// every time enough calls to fill --point-time (as many for all: the
+// slowest one's call sets the count).  Their medians, seconds per call, in
+// the order of cs; *iters (if asked): the calls per time.
+std::vector<double> loop_medians(Job &J, const Options &o, Coll coll, const std::vector<Config> &cs,
+                                 Buffers &B, int *iters = nullptr) {
+    const auto run = [&](std::size_t i, int n) { return J.loop(rooted(coll, configure(J, coll, cs[i]), B), n); };
+    double one = 0;  // the slowest one's call, after a warm-up call of each
+    for (std::size_t i = 0; i < cs.size(); ++i) one = std::max(one, (run(i, 1), run(i, 1)));
+    const int n = int(std::clamp(o.point_time / std::max(one, 1e-7), 1.0, 1000.0));
+    std::vector<std::vector<double>> t(cs.size());
+    for (int r = 0; r < o.windows; ++r)
+        for (std::size_t i = 0; i < cs.size(); ++i) t[i].push_back(run(i, n));
+    std::vector<double> med;
+    for (const auto &v : t) med.push_back(median(v));
+    if (iters) *iters = n;
+    return med;
+}
+
 // The second test of the rules (--back-to-back): at every size where
 // m.choice() picks a configuration over hanx's built-in one, the two timed
-// back to back (Job::loop), alternating: a warm-up call of each, then
-// --windows repetitions of each, every one enough calls to fill
-// --point-time; their medians go into the model, whose choice() then keeps
-// the built-in where the configuration does not beat it by the margin in
-// the loop as well.  Returns false when stopped (budget, signal).
+// back to back (loop_medians); their medians go into the model, whose
+// choice() then keeps the built-in where the configuration does not beat
+// it by the margin in the loop as well.  Returns false when stopped
+// (budget, signal).
 bool check_back_to_back(Job &J, const Options &o, Model &m) {
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
@@ -972,15 +993,9 @@ bool check_back_to_back(Job &J, const Options &o, Model &m) {
             if (!c || c->first.builtin) continue;
             if (J.stop()) return false;
             Buffers B(x, J.size);
-            const Config both[2] = {c->first, Config::one_flag()};
-            const auto run = [&](int i, int iters) { return J.loop(rooted(coll, configure(J, coll, both[i]), B), iters); };
-            double one = 0;  // the slower one's call, after a warm-up call of each
-            for (int i = 0; i < 2; ++i) one = std::max(one, (run(i, 1), run(i, 1)));
-            const int iters = int(std::clamp(o.point_time / std::max(one, 1e-7), 1.0, 1000.0));
-            std::vector<double> t[2];
-            for (int r = 0; r < o.windows; ++r)
-                for (int i = 0; i < 2; ++i) t[i].push_back(run(i, iters));
-            const BackToBack &l = cm.back_to_back[x] = {c->first.label(), median(t[0]), median(t[1])};
+            int iters = 0;
+            const auto t = loop_medians(J, o, coll, {c->first, Config::one_flag()}, B, &iters);
+            const BackToBack &l = cm.back_to_back[x] = {c->first.label(), t[0], t[1]};
             const bool kept = !m.choice(coll, x)->first.builtin;
             J.progress(std::string("back to back: ") + name(coll) + " " + bytes_label(x) + ": " + l.config +
                        " " + fmt_us(l.config_s) + " us, builtin " + fmt_us(l.builtin_s) + " us (" +
@@ -1234,6 +1249,12 @@ int validate(Job &J, const Options &o) {
     std::vector<double> regret;
     double worst = -INFINITY;
     std::string worst_at;  // where the largest regret is
+    // --back-to-back: the same, every configuration timed in a loop
+    // (loop_medians), as an application's loop and contrib/bench.sh run
+    // calls, a rooted collective's root rotating
+    std::vector<double> loop_regret;
+    double loop_worst = -INFINITY;
+    std::string loop_worst_at;
     int points = 0, within = 0, ruled = 0;
     double measuring = 0;
     const double t0 = MPI_Wtime();
@@ -1293,7 +1314,29 @@ int validate(Job &J, const Options &o) {
                 }
                 if (auto pb = model->choice(coll, x)) winners[x] = {best.label(), pb->first.label()};
             }
-            std::string reg = "-";
+            std::string reg = "-", loop_line;
+            if (chosen && o.back_to_back && !J.stop()) {
+                // (not in `measuring`: the tuning time is compared with the
+                // synchronised measurement, which is what the tuning takes)
+                const std::vector<double> lt = loop_medians(J, o, coll, all, B);
+                std::size_t lb = 0, lc = all.size();
+                for (std::size_t i = 0; i < all.size(); ++i) {
+                    if (lt[i] < lt[lb]) lb = i;
+                    if (all[i].label() == chosen->label()) lc = i;
+                }
+                if (lc < all.size()) {
+                    const double g = lt[lc] / lt[lb] - 1;
+                    if (g > loop_worst)
+                        loop_worst = g, loop_worst_at = std::string(name(coll)) + " " + bytes_label(x) + ", " +
+                                                        chosen->label() + " against " + all[lb].label();
+                    loop_regret.push_back(g);
+                    char b[200];
+                    std::snprintf(b, sizeof(b), "  back to back: %s %s us, best %s %s us, regret %.0f%%",
+                                  chosen->label().c_str(), fmt_us(lt[lc]).c_str(), all[lb].label().c_str(),
+                                  fmt_us(lt[lb]).c_str(), g * 100);
+                    loop_line = b;
+                }
+            }
             if (chosen) {
                 ++ruled;
                 if (t[chosen->label()] <= 1.05 * best_t) ++within;
@@ -1311,6 +1354,7 @@ int validate(Job &J, const Options &o) {
                             chosen ? chosen->label().c_str() : "(no rule)",
                             chosen ? fmt_us(t[chosen->label()]).c_str() : "-", best.label().c_str(),
                             fmt_us(best_t).c_str(), reg.c_str(), pred_err.c_str());
+            if (J.rank == 0 && !loop_line.empty()) std::printf("%s\n", loop_line.c_str());
         }
         if (J.rank == 0 && !o.plot.empty() && model) {
             std::vector<Config> all = configs_for(coll, ~0ULL, segments, levels, flats, split);
@@ -1332,6 +1376,14 @@ int validate(Job &J, const Options &o) {
                         "minus 1): median %.1f%%, mean (geometric) %.1f%%, max %.1f%% (%s)\n",
                         100 * median(regret), 100 * std::expm1(lg / double(regret.size())), 100 * worst,
                         worst_at.c_str());
+        }
+        if (!loop_regret.empty()) {
+            double lg = 0;
+            for (double g : loop_regret) lg += std::log1p(g);
+            std::printf("  regret back to back (the same, every configuration timed in a loop): median %.1f%%, "
+                        "mean (geometric) %.1f%%, max %.1f%% (%s)\n",
+                        100 * median(loop_regret), 100 * std::expm1(lg / double(loop_regret.size())),
+                        100 * loop_worst, loop_worst_at.c_str());
         }
         if (!err_all.empty()) {
             std::printf("  prediction error, all configurations: median %.1f%%, max %.1f%% (%zu)\n",
