@@ -1375,6 +1375,10 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
         // left alone (kModuleTree) runs the ring, as in hanx; one named
         // (hanx:LOW:UP, coll_hanx_low/up_algorithm) the ring where it says
         // so, else its module.
+        // hanx-sched (MPI_Ireduce_scatter_block): hanx runs split rails on
+        // both rings itself -- the same stages, one segment, one after the
+        // other -- and hands every other case to the previous module
+        // (libnbc), which the simulator does not model.
         if (!a.hanx) throw std::invalid_argument("simulator: reduce_scatter_block runs on hanx only");
         const int parts = Levels(t).h.parts;
         const bool split = a.split || collx_reduce_scatter_builtin(
@@ -1382,6 +1386,12 @@ Result run(const Params &p, const Topology &t, Coll c, const Algo &a, std::size_
         Algo rings = a;
         if (rings.low == kModuleTree) rings.low = COLLX_TREE_RING;
         if (rings.up == kModuleTree) rings.up = COLLX_TREE_RING;
+        if (a.schedule && !(split && parts > 0 && rings.low == COLLX_TREE_RING &&
+                            rings.up == COLLX_TREE_RING && (!bufs || bufs->commutative) && count))
+            throw std::invalid_argument(
+                "simulator: hanx hands this MPI_Ireduce_scatter_block to the previous module "
+                "(libnbc; not modelled): only split rails on the collx rings, a commutative op, "
+                "run on hanx's schedules");
         return run_reduce_scatter(e, p, rings, count, split, bufs);
     }
     // hanx with both levels left to the module is the one flag's built-in

@@ -512,6 +512,51 @@ START_TEST(data_mode_hanx_reduce_scatter_block) {
 }
 END_TEST
 
+// MPI_Ireduce_scatter_block (hanx-sched): hanx runs it itself only on
+// split rails with the collx ring on both levels and a commutative op --
+// the blocking call's stages, one segment, one after the other, so the
+// same time and the same (right) result -- and hands every other case to
+// the previous module (libnbc), which the simulator refuses rather than
+// predicting code that does not run.
+START_TEST(hanx_sched_reduce_scatter_block_where_hanx_runs_it) {
+    Algo hanx, sched, split, split_sched, split_sched_modules;
+    ck_assert(parse_algo("hanx", &hanx) && parse_algo("hanx-sched", &sched) &&
+              parse_algo("hanx-split", &split) && parse_algo("hanx-split-sched", &split_sched) &&
+              parse_algo("hanx-split-sched:binomial:binomial", &split_sched_modules));
+    const Params p = Params::defaults();
+    const auto t = [&](const Algo &a, int P, int M, std::size_t block) {
+        return run(p, Topology{P, M, 0}, Coll::ReduceScatterBlock, a, block, 0).time_ns;
+    };
+    const auto refused = [&](const Algo &a, int P, int M, std::size_t block) {
+        try {
+            t(a, P, M, block);
+        } catch (const std::invalid_argument &) {
+            return true;
+        }
+        return false;
+    };
+    // split rails on the rings (the one flag's from 64 KiB of vector; a
+    // "split" rule's at every size): as the blocking call
+    ck_assert_double_eq(t(sched, 8, 2, 8192), t(hanx, 8, 2, 8192));
+    ck_assert_double_eq(t(split_sched, 8, 2, 64), t(split, 8, 2, 64));
+    for (int P : {4, 8, 6})
+        for (std::size_t count : {std::size_t(1), std::size_t(300)})
+            check_data(Coll::ReduceScatterBlock, split_sched, P, 2, count, 0, 0, true);
+    // the rest: the previous module's
+    ck_assert(refused(sched, 8, 2, 4096));                 // the levels (a small vector)
+    ck_assert(refused(split_sched_modules, 8, 2, 8192));   // split rails on the modules
+    ck_assert(refused(split_sched, 7, 2, 8192));           // nodes of different sizes
+    ck_assert(refused(split_sched, 8, 2, 0));              // nothing to reduce
+    bool threw = false;                                    // a non-commutative op
+    try {
+        check_data(Coll::ReduceScatterBlock, split_sched, 4, 2, 8, 0, 0, false);
+    } catch (const std::invalid_argument &) {
+        threw = true;
+    }
+    ck_assert(threw);
+}
+END_TEST
+
 // hanx on its schedules (coll_hanx_blocking_schedule): one segment runs
 // lock-step as in hanx (the same time); pipelined, the steps start on
 // completion events instead of at step boundaries (another time).  (With
@@ -758,6 +803,7 @@ int main(void) {
     tcase_add_test(tc, hanx_schedule_runs_pipelined_calls_only);
     tcase_add_test(tc, data_mode_hanx_split_rails);
     tcase_add_test(tc, data_mode_hanx_reduce_scatter_block);
+    tcase_add_test(tc, hanx_sched_reduce_scatter_block_where_hanx_runs_it);
     tcase_add_test(tc, data_mode_hanx_allgather);
     tcase_add_test(tc, data_mode_with_rendezvous);
     tcase_add_test(tc, hanx_composes_its_stages);
