@@ -379,8 +379,10 @@ step "a file naming up_algorithm: --validate measures its tree, hanx runs it (ve
 # measurements wrote "module": so the leaders' built-in tree runs, the collx
 # binomial for a reduce from 64 KiB, which no configuration measured here
 # runs), and it is the baseline: a size gets a rule only where a
-# configuration is predicted faster than it by more than the margin (10%,
-# or the built-in's measured spread there); elsewhere no rule, and
+# configuration beats it by more than the margin (10%) back to back and is
+# predicted faster by the margin (or the built-in's measured spread there)
+# or at least no slower (a near tie, decided by the loop); elsewhere no
+# rule, and
 # --explain and --validate say the built-in runs
 builtin_baseline() {
     local_run 300 4 "${LEVELS2[@]}" --mca coll_hanx_verbose 10 --output-filename "$work/bl" "$TUNE" \
@@ -397,11 +399,13 @@ for name in ("bcast", "reduce"):
     assert [x for x, _ in c["builtin"]] == [x for x, _ in c["previous"]], name
     assert len(c["builtin_spread"]) == len(c["builtin"]) and all(t > 0 for _, t in c["builtin"]), name
 rules = json.load(open(sys.argv[1] + ".json"))["rules"]
-for r in rules:  # each beat the built-in by the margin at least, where it was chosen, in a loop too
+near_ties = 0
+for r in rules:  # each beat the built-in by the margin in a loop, and was predicted no slower
     p, b, lp, lb = (float(v) for v in re.match(
         r"predicted ([0-9.]+) us at \S+ bytes \(built-in ([0-9.]+) us\); back to back ([0-9.]+) us \(built-in ([0-9.]+) us\)$",
         r["comment"]).groups())
-    assert p < 0.9 * b and lp < 0.9 * lb, r
+    assert p <= b and lp < 0.9 * lb, r
+    near_ties += not p < 0.9 * b  # (predicted faster, but not by the margin: the loop decided)
 # the loop's times: at each size a rule covers, its configuration's and the
 # built-in's; where the configuration did not beat the built-in, no rule
 def rule_at(name, x):
@@ -418,8 +422,8 @@ for name in ("bcast", "reduce"):
         timed += 1
         if not t < 0.9 * b:
             assert not rule_at(name, x), (name, x, loop[x])
-print(len(rules), "rules, each faster than hanx's built-in choice by more than 10%, predicted and back to back;",
-      timed, "sizes timed back to back")
+print(len(rules), "rules, each faster than hanx's built-in choice by more than 10% back to back and predicted",
+      "no slower (%d near ties);" % near_ties, timed, "sizes timed back to back")
 PY
     local coll b ex
     for coll in bcast reduce; do

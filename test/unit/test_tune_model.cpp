@@ -365,6 +365,49 @@ START_TEST(back_to_back_times_veto_rules) {
 }
 END_TEST
 
+// A near tie (the best configuration predicted no slower than the
+// built-in, but not faster by the margin): timed back to back
+// (loop_candidate), it becomes a rule only where it wins the loop by the
+// margin; a configuration predicted slower than the built-in is not timed
+// and never a rule, whatever a loop entry says.
+START_TEST(back_to_back_times_promote_near_ties) {
+    Model m = sample_model();
+    CollModel &b = m.colls[Coll::Bcast];
+    for (std::uint64_t x : m.sizes) {
+        // 5 % slower than the best (within the 10 % margin) up to 64K, 10 % faster above
+        b.builtin.set(x, (x <= 65536 ? 1.05 : 0.9) * m.best(Coll::Bcast, x)->second);
+        b.builtin_spread.set(x, 0.02);
+    }
+    const auto label = [&](std::uint64_t x) { return m.best(Coll::Bcast, x)->first.label(); };
+    for (std::uint64_t x : m.sizes) {
+        const auto c = m.loop_candidate(Coll::Bcast, x);
+        ck_assert_msg(c.has_value() == (x <= 65536), "bcast %llu", (unsigned long long)x);
+        if (c) ck_assert(c->label() == label(x));
+    }
+    b.back_to_back[4096] = {label(4096), 0.5e-3, 1e-3};        // wins the loop: a rule
+    b.back_to_back[8192] = {label(8192), 0.95e-3, 1e-3};       // within the margin there: none
+    b.back_to_back[16384] = {"flat:no-such-tree", 0.1e-3, 1e-3};  // another configuration's: none
+    b.back_to_back[262144] = {label(262144), 0.1e-3, 1e-3};    // predicted slower: none
+    const auto check = [](const Model &model) {
+        const collx::Rules r = model.rules();
+        for (std::uint64_t x : model.sizes) {
+            const bool rule = x == 4096;
+            ck_assert_msg(model.choice(Coll::Bcast, x)->first.builtin == !rule, "bcast %llu", (unsigned long long)x);
+            ck_assert_msg((r.lookup("bcast", 4, 2, x) != nullptr) == rule, "bcast %llu", (unsigned long long)x);
+        }
+        const collx::Rule *r4 = r.lookup("bcast", 4, 2, 4096);
+        ck_assert(r4 && r4->comment);
+        ck_assert_msg(r4->comment->find("; back to back 500.0 us (built-in 1000.0 us)") != std::string::npos, "%s",
+                      r4->comment->c_str());
+    };
+    check(m);
+    check(Model::from_json(nlohmann::json::parse(m.to_json().dump())));
+    // without the loop's times: no rule at all (no size beats the built-in by the margin)
+    b.back_to_back.clear();
+    for (std::uint64_t x : m.sizes) ck_assert(m.rules().lookup("bcast", 4, 2, x) == nullptr);
+}
+END_TEST
+
 // Stopped early: rules only up to the largest size measured whole, the
 // last one bounded; a collective not measured at all gets none.
 START_TEST(incomplete_model_rules_stop_at_measured_sizes) {
@@ -846,6 +889,7 @@ int main() {
     tcase_add_test(t, rules_encode_the_best_choices);
     tcase_add_test(t, builtin_choice_keeps_sizes_without_rules);
     tcase_add_test(t, back_to_back_times_veto_rules);
+    tcase_add_test(t, back_to_back_times_promote_near_ties);
     tcase_add_test(t, model_file_round_trip);
     tcase_add_test(t, incomplete_model_rules_stop_at_measured_sizes);
     tcase_add_test(t, submodule_choices_become_rules);

@@ -121,11 +121,12 @@ struct Options {
         "                      is predicted faster than it by more than F of its time, or\n"
         "                      by more than its measured spread there if larger (default\n"
         "                      0.1); off: not measured, every size gets a rule\n"
-        "  --back-to-back yes|no  time the configuration of every size that would get a\n"
-        "                      rule and the built-in back to back too (calls in a loop, a\n"
-        "                      rooted collective's root rotating, as contrib/bench.sh):\n"
-        "                      the rule is kept only where it beats the built-in by the\n"
-        "                      margin there as well (default yes; with a margin only);\n"
+        "  --back-to-back yes|no  where a size's best configuration is predicted no\n"
+        "                      slower than the built-in, time the two back to back too\n"
+        "                      (calls in a loop, a rooted collective's root rotating, as\n"
+        "                      contrib/bench.sh): a rule predicted faster by the margin is\n"
+        "                      kept, and a near tie becomes one, only where it beats the\n"
+        "                      built-in by the margin there (default yes; with a margin);\n"
         "                      --validate: every configuration also timed in a loop, the\n"
         "                      file's choice's regret there reported too\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
@@ -366,8 +367,8 @@ int explain(const Options &o) {
     if (loop != cm->second.back_to_back.end())  // the rules' second test, at this size
         std::printf("  back to back (us per call, in a loop): %s %s, builtin %s: %s\n", loop->second.config.c_str(),
                     fmt_us(loop->second.config_s).c_str(), fmt_us(loop->second.builtin_s).c_str(),
-                    loop->second.wins(model->margin) ? "beats it by the margin here too"
-                        : "does not beat it by the margin here: no rule");
+                    loop->second.wins(model->margin) ? "beats it by the margin there"
+                        : "does not beat it by the margin there: no rule");
     for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->levels, model->flats,
                                        model->split)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
@@ -979,23 +980,25 @@ std::vector<double> loop_medians(Job &J, const Options &o, Coll coll, const std:
     return med;
 }
 
-// The second test of the rules (--back-to-back): at every size where
-// m.choice() picks a configuration over hanx's built-in one, the two timed
-// back to back (loop_medians); their medians go into the model, whose
-// choice() then keeps the built-in where the configuration does not beat
-// it by the margin in the loop as well.  Returns false when stopped
-// (budget, signal).
+// The second test of the rules (--back-to-back): at every size where the
+// best configuration is predicted no slower than hanx's built-in one
+// (Model::loop_candidate), the two timed back to back (loop_medians);
+// their medians go into the model, whose choice() then keeps the built-in
+// where the configuration does not beat it by the margin in the loop --
+// a rule predicted faster from synchronised starts must win the loop too,
+// and a near tie becomes a rule where it wins the loop.  Returns false
+// when stopped (budget, signal).
 bool check_back_to_back(Job &J, const Options &o, Model &m) {
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
         for (std::uint64_t x : m.sizes_of(coll)) {
-            const auto c = m.choice(coll, x);
-            if (!c || c->first.builtin) continue;
+            const auto c = m.loop_candidate(coll, x);
+            if (!c) continue;
             if (J.stop()) return false;
             Buffers B(x, J.size);
             int iters = 0;
-            const auto t = loop_medians(J, o, coll, {c->first, Config::one_flag()}, B, &iters);
-            const BackToBack &l = cm.back_to_back[x] = {c->first.label(), t[0], t[1]};
+            const auto t = loop_medians(J, o, coll, {*c, Config::one_flag()}, B, &iters);
+            const BackToBack &l = cm.back_to_back[x] = {c->label(), t[0], t[1]};
             const bool kept = !m.choice(coll, x)->first.builtin;
             J.progress(std::string("back to back: ") + name(coll) + " " + bytes_label(x) + ": " + l.config +
                        " " + fmt_us(l.config_s) + " us, builtin " + fmt_us(l.builtin_s) + " us (" +

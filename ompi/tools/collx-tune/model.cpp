@@ -281,13 +281,21 @@ std::optional<std::pair<Config, double>> Model::choice(Coll coll, std::uint64_t 
     auto it = colls.find(coll);
     if (!b || margin < 0 || it == colls.end() || it->second.builtin.empty()) return b;
     const double t = it->second.builtin.at(bytes);
-    if (!(b->second < (1 - margin_at(coll, bytes)) * t)) return std::make_pair(Config::one_flag(), t);
     // the loop's verdict, where it was timed for this configuration
     auto l = it->second.back_to_back.find(bytes);
-    if (l != it->second.back_to_back.end() && l->second.config == b->first.label() &&
-        !l->second.wins(margin))
-        return std::make_pair(Config::one_flag(), t);
-    return b;
+    const bool looped = l != it->second.back_to_back.end() && l->second.config == b->first.label();
+    if (b->second < (1 - margin_at(coll, bytes)) * t)  // faster by the margin: unless the loop says not
+        return looped && !l->second.wins(margin) ? std::make_pair(Config::one_flag(), t) : *b;
+    // a near tie (predicted no slower): the loop decides, where it was timed
+    return b->second <= t && looped && l->second.wins(margin) ? *b : std::make_pair(Config::one_flag(), t);
+}
+
+std::optional<Config> Model::loop_candidate(Coll coll, std::uint64_t bytes) const {
+    auto b = best(coll, bytes);
+    auto it = colls.find(coll);
+    if (!b || b->first.builtin || margin < 0 || it == colls.end() || it->second.builtin.empty())
+        return std::nullopt;
+    return b->second <= it->second.builtin.at(bytes) ? std::optional<Config>(b->first) : std::nullopt;
 }
 
 static std::string us(double s) {

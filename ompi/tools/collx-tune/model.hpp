@@ -251,8 +251,10 @@ struct Model {
     // faster by more than this share of the built-in's time, or by more
     // than the built-in's measured spread there if that is larger, and,
     // where the configuration was timed back to back (CollModel::
-    // back_to_back), was faster by more than this share there too; < 0:
-    // the built-in is not a candidate (every size gets a rule)
+    // back_to_back), was faster by more than this share there too; or
+    // where it is predicted no slower and was faster by more than this
+    // share back to back; < 0: the built-in is not a candidate (every
+    // size gets a rule)
     double margin = 0.1;
     std::map<Coll, CollModel> colls;
     double tuning_seconds = 0;            // time spent measuring
@@ -264,11 +266,17 @@ struct Model {
 
     // Best predicted configuration and its time.
     std::optional<std::pair<Config, double>> best(Coll coll, std::uint64_t bytes) const;
-    // what the file says for coll at bytes: best(), or hanx's built-in
-    // choice (Config::one_flag, no rule) where best() does not beat it by
-    // margin_at(), or where the back-to-back times of that size say best()
-    // does not beat it by the margin in a loop either
+    // what the file says for coll at bytes: best() where it beats hanx's
+    // built-in choice by margin_at() and, where the back-to-back times of
+    // that size are known, by the margin in a loop too; or best() where it
+    // is predicted no slower than the built-in (a near tie) and the loop
+    // says it beats it by the margin; else the built-in (Config::one_flag,
+    // no rule)
     std::optional<std::pair<Config, double>> choice(Coll coll, std::uint64_t bytes) const;
+    // the configuration to time back to back against the built-in at that
+    // size (collx-tune --back-to-back): best(), where it is predicted no
+    // slower than the built-in; nullopt elsewhere and without a built-in
+    std::optional<Config> loop_candidate(Coll coll, std::uint64_t bytes) const;
     double margin_at(Coll coll, std::uint64_t bytes) const;
 
     // The sizes predicted for `coll`: sizes_of(coll, sizes).
