@@ -218,6 +218,23 @@ validate_small() {
 }
 step "collx-tune --validate (estimated clock offsets): 3 sizes per collective, every configuration, report and plot data" validate_small
 
+# the loops rotate a rooted collective's root on from one timed window to
+# the next: with one call per window (a tiny --point-time, as a large
+# message gets) every rank is still a root, not rank 0 alone (the
+# synchronised starts' root)
+loop_roots() {
+    local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --output-filename "$work/lr" "$TUNE" \
+        --validate "$work/t.json" --colls bcast --sample 1 --windows 5 --point-time 0.000001 \
+        > "$work/lr.out" 2>&1 || { tail "$work/lr.out"; return 1; }
+    grep -q "^  back to back: " "$work/lr.out" || return 1
+    local r
+    for r in 0 1 2 3; do
+        cat "$work"/lr/1/rank.*/stderr | grep -qE "coll:hanx: bcast count [0-9]+ root $r on" ||
+            { echo "no bcast from root $r"; return 1; }
+    done
+}
+step "collx-tune's loops rotate the root across windows (every rank a root with one call per window)" loop_roots
+
 # --score judges the file on validations' measurements: on the same
 # measurements it finds what the validation found
 rescore() {

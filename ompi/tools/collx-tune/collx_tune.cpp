@@ -822,13 +822,13 @@ class Job {
     }
 
     // ---- back to back: `iters` calls in a loop from a barrier, call k
-    // from root k mod size (a rooted collective's; the others ignore it),
-    // as an application's loop and contrib/bench.sh's collx-bench run
-    // them; seconds per call, of the slowest rank
-    double loop(const std::function<void(int)> &op, int iters) {
+    // from root (first + k) mod size (a rooted collective's; the others
+    // ignore it), as an application's loop and contrib/bench.sh's
+    // collx-bench run them; seconds per call, of the slowest rank
+    double loop(const std::function<void(int)> &op, int iters, int first = 0) {
         MPI_Barrier(ctl);
         const double t = now();
-        for (int k = 0; k < iters; ++k) op(k % size);
+        for (int k = 0; k < iters; ++k) op((first + k) % size);
         double dt = now() - t;
         MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, ctl);
         return dt / iters;
@@ -963,11 +963,20 @@ double median(std::vector<double> v);
 // Configurations timed back to back (Job::loop), interleaved: a warm-up
 // call of each, then --windows rounds, each configuration once per round,
 // every time enough calls to fill --point-time (as many for all: the
-// slowest one's call sets the count).  Their medians, seconds per call, in
-// the order of cs; *iters (if asked): the calls per time.
+// slowest one's call sets the count).  A rooted collective's root goes on
+// rotating from one time to the next, the same sequence for every
+// configuration: with few calls per time (a large message) each would
+// otherwise start again at root 0 and never reach the last ranks.  Their
+// medians, seconds per call, in the order of cs; *iters (if asked): the
+// calls per time.
 std::vector<double> loop_medians(Job &J, const Options &o, Coll coll, const std::vector<Config> &cs,
                                  Buffers &B, int *iters = nullptr) {
-    const auto run = [&](std::size_t i, int n) { return J.loop(rooted(coll, configure(J, coll, cs[i]), B), n); };
+    std::vector<int> root(cs.size(), 0);  // each configuration's next root
+    const auto run = [&](std::size_t i, int n) {
+        const double t = J.loop(rooted(coll, configure(J, coll, cs[i]), B), n, root[i]);
+        root[i] = (root[i] + n) % J.size;
+        return t;
+    };
     double one = 0;  // the slowest one's call, after a warm-up call of each
     for (std::size_t i = 0; i < cs.size(); ++i) one = std::max(one, (run(i, 1), run(i, 1)));
     const int n = int(std::clamp(o.point_time / std::max(one, 1e-7), 1.0, 1000.0));
