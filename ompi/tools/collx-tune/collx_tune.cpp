@@ -1209,6 +1209,30 @@ void write_plot(const std::string &prefix, Coll coll, const std::vector<std::uin
         std::printf("wrote %s and %s-%s.gp (install gnuplot for the SVG)\n", dat.c_str(), prefix.c_str(), name(coll));
 }
 
+// The regret of the file's choice over a validation's points (its time
+// over the best measured configuration's, minus 1), and where the largest
+// one is.
+struct Regrets {
+    std::vector<double> v;
+    double worst = -INFINITY;
+    std::string worst_at;
+    void add(double g, Coll coll, std::uint64_t x, const Config &chosen, const Config &best) {
+        if (g > worst)
+            worst = g, worst_at = std::string(name(coll)) + " " + bytes_label(x) + ", " + chosen.label() +
+                                  " against " + best.label();
+        v.push_back(g);
+    }
+    // "median M%, mean (geometric) G%, max X% (where)"
+    std::string summary() const {
+        double lg = 0;
+        for (double g : v) lg += std::log1p(g);
+        char b[64];
+        std::snprintf(b, sizeof(b), "median %.1f%%, mean (geometric) %.1f%%, max %.1f%% (", 100 * median(v),
+                      100 * std::expm1(lg / double(v.size())), 100 * worst);
+        return b + worst_at + ")";
+    }
+};
+
 int validate(Job &J, const Options &o) {
     Rules rules;
     std::optional<Model> model;
@@ -1256,17 +1280,12 @@ int validate(Job &J, const Options &o) {
         std::sort(sample.begin(), sample.end());
     }
     std::vector<double> err_all, err_chosen;
-    // regret of the file's choice: its measured time over the best
-    // configuration measured at that point (the exhaustive search), minus 1
-    std::vector<double> regret;
-    double worst = -INFINITY;
-    std::string worst_at;  // where the largest regret is
-    // --back-to-back: the same, every configuration timed in a loop
-    // (loop_medians), as an application's loop and contrib/bench.sh run
-    // calls, a rooted collective's root rotating
-    std::vector<double> loop_regret;
-    double loop_worst = -INFINITY;
-    std::string loop_worst_at;
+    // regret of the file's choice against the configurations measured at
+    // that point (the exhaustive search); and (--back-to-back) the same with
+    // every configuration timed in a loop (loop_medians), as an
+    // application's loop and contrib/bench.sh run calls, a rooted
+    // collective's root rotating
+    Regrets regret, loop_regret;
     int points = 0, within = 0, ruled = 0;
     double measuring = 0;
     const double t0 = MPI_Wtime();
@@ -1338,10 +1357,7 @@ int validate(Job &J, const Options &o) {
                 }
                 if (lc < all.size()) {
                     const double g = lt[lc] / lt[lb] - 1;
-                    if (g > loop_worst)
-                        loop_worst = g, loop_worst_at = std::string(name(coll)) + " " + bytes_label(x) + ", " +
-                                                        chosen->label() + " against " + all[lb].label();
-                    loop_regret.push_back(g);
+                    loop_regret.add(g, coll, x, *chosen, all[lb]);
                     char b[200];
                     std::snprintf(b, sizeof(b), "  back to back: %s %s us, best %s %s us, regret %.0f%%",
                                   chosen->label().c_str(), fmt_us(lt[lc]).c_str(), all[lb].label().c_str(),
@@ -1353,10 +1369,7 @@ int validate(Job &J, const Options &o) {
                 ++ruled;
                 if (t[chosen->label()] <= 1.05 * best_t) ++within;
                 const double g = t[chosen->label()] / best_t - 1;
-                if (g > worst)
-                    worst = g, worst_at = std::string(name(coll)) + " " + bytes_label(x) + ", " + chosen->label() +
-                                          " against " + best.label();
-                regret.push_back(g);
+                regret.add(g, coll, x, *chosen, best);
                 char b[16];
                 std::snprintf(b, sizeof(b), "%.0f%%", g * 100);
                 reg = b;
@@ -1381,22 +1394,12 @@ int validate(Job &J, const Options &o) {
         std::printf("  the file's choice within 5%% of the best measured: %d of %d points (%.0f%%)%s\n",
                     within, points, points ? 100.0 * within / points : 0.0,
                     ruled < points ? " (points without a rule count as misses)" : "");
-        if (!regret.empty()) {
-            double lg = 0;
-            for (double g : regret) lg += std::log1p(g);
+        if (!regret.v.empty())
             std::printf("  regret against the exhaustive search (the file's choice over the best measured, "
-                        "minus 1): median %.1f%%, mean (geometric) %.1f%%, max %.1f%% (%s)\n",
-                        100 * median(regret), 100 * std::expm1(lg / double(regret.size())), 100 * worst,
-                        worst_at.c_str());
-        }
-        if (!loop_regret.empty()) {
-            double lg = 0;
-            for (double g : loop_regret) lg += std::log1p(g);
-            std::printf("  regret back to back (the same, every configuration timed in a loop): median %.1f%%, "
-                        "mean (geometric) %.1f%%, max %.1f%% (%s)\n",
-                        100 * median(loop_regret), 100 * std::expm1(lg / double(loop_regret.size())),
-                        100 * loop_worst, loop_worst_at.c_str());
-        }
+                        "minus 1): %s\n", regret.summary().c_str());
+        if (!loop_regret.v.empty())
+            std::printf("  regret back to back (the same, every configuration timed in a loop): %s\n",
+                        loop_regret.summary().c_str());
         if (!err_all.empty()) {
             std::printf("  prediction error, all configurations: median %.1f%%, max %.1f%% (%zu)\n",
                         100 * median(err_all), 100 * *std::max_element(err_all.begin(), err_all.end()),
