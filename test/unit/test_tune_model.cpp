@@ -320,11 +320,16 @@ START_TEST(builtin_choice_keeps_sizes_without_rules) {
 }
 END_TEST
 
+// One configuration timed back to back against the built-in.
+static BackToBack loop_of(const std::string &label, double seconds, double builtin_s) {
+    return {{{label, seconds}}, builtin_s};
+}
+
 // The rules' second test (collx-tune --back-to-back): where the chosen
 // configuration, timed in a loop against the built-in, does not beat it by
 // the margin there as well, the size keeps the built-in (no rule); a loop
 // time of another configuration says nothing; the times travel in the
-// model file (version 9) and the rule's comment.
+// model file (version 10) and the rule's comment.
 START_TEST(back_to_back_times_veto_rules) {
     Model m = sample_model();
     CollModel &b = m.colls[Coll::Bcast];
@@ -333,10 +338,10 @@ START_TEST(back_to_back_times_veto_rules) {
         b.builtin_spread.set(x, 0.02);
     }
     const std::string best4k = m.best(Coll::Bcast, 4096)->first.label();
-    b.back_to_back[4096] = {best4k, 2e-3, 1e-3};                                   // loses in the loop
-    b.back_to_back[8192] = {m.best(Coll::Bcast, 8192)->first.label(), 0.95e-3, 1e-3};  // within the margin
-    b.back_to_back[16384] = {m.best(Coll::Bcast, 16384)->first.label(), 0.5e-3, 1e-3};  // beats it there too
-    b.back_to_back[32768] = {"flat:no-such-tree", 9e-3, 1e-3};                      // another configuration's
+    b.back_to_back[4096] = loop_of(best4k, 2e-3, 1e-3);                                   // loses in the loop
+    b.back_to_back[8192] = loop_of(m.best(Coll::Bcast, 8192)->first.label(), 0.95e-3, 1e-3);  // within the margin
+    b.back_to_back[16384] = loop_of(m.best(Coll::Bcast, 16384)->first.label(), 0.5e-3, 1e-3);  // beats it there too
+    b.back_to_back[32768] = loop_of("flat:no-such-tree", 9e-3, 1e-3);                      // another configuration's
     const auto check = [](const Model &model) {
         const collx::Rules r = model.rules();
         for (std::uint64_t x : model.sizes) {
@@ -353,12 +358,20 @@ START_TEST(back_to_back_times_veto_rules) {
     };
     check(m);
     const auto j = nlohmann::json::parse(m.to_json().dump());
-    ck_assert_int_eq(j.at("version").get<int>(), 9);
+    ck_assert_int_eq(j.at("version").get<int>(), 10);
     ck_assert_uint_eq(j.at("collectives").at("bcast").at("back_to_back").size(), 4);
     const Model back = Model::from_json(j);
     ck_assert_uint_eq(back.colls.at(Coll::Bcast).back_to_back.size(), 4);
-    ck_assert_str_eq(back.colls.at(Coll::Bcast).back_to_back.at(4096).config.c_str(), best4k.c_str());
+    ck_assert(near(back.colls.at(Coll::Bcast).back_to_back.at(4096).configs.at(best4k), 2e-3));
     check(back);
+    // a version 9 model (one configuration per size: [bytes, label, its seconds, the built-in's]) reads the same
+    auto j9 = j;
+    j9["version"] = 9;
+    for (auto &x : j9["collectives"]["bcast"]["back_to_back"]) {
+        const auto one = x.at(2).items().begin();
+        x = nlohmann::json::array({x.at(0), one.key(), one.value(), x.at(1)});
+    }
+    check(Model::from_json(j9));
     // without the loop's times: a rule at every size again
     b.back_to_back.clear();
     for (std::uint64_t x : m.sizes) ck_assert(m.rules().lookup("bcast", 4, 2, x) != nullptr);
@@ -367,7 +380,7 @@ END_TEST
 
 // A near tie (the best configuration predicted no slower than the
 // built-in, but not faster by the margin): timed back to back
-// (loop_candidate), it becomes a rule only where it wins the loop by the
+// (loop_candidates), it becomes a rule only where it wins the loop by the
 // margin; a configuration predicted slower than the built-in is not timed
 // and never a rule, whatever a loop entry says.
 START_TEST(back_to_back_times_promote_near_ties) {
@@ -380,14 +393,14 @@ START_TEST(back_to_back_times_promote_near_ties) {
     }
     const auto label = [&](std::uint64_t x) { return m.best(Coll::Bcast, x)->first.label(); };
     for (std::uint64_t x : m.sizes) {
-        const auto c = m.loop_candidate(Coll::Bcast, x);
-        ck_assert_msg(c.has_value() == (x <= 65536), "bcast %llu", (unsigned long long)x);
-        if (c) ck_assert(c->label() == label(x));
+        const auto c = m.loop_candidates(Coll::Bcast, x, 1);
+        ck_assert_msg(c.size() == (x <= 65536), "bcast %llu", (unsigned long long)x);
+        if (!c.empty()) ck_assert(c[0].label() == label(x));
     }
-    b.back_to_back[4096] = {label(4096), 0.5e-3, 1e-3};        // wins the loop: a rule
-    b.back_to_back[8192] = {label(8192), 0.95e-3, 1e-3};       // within the margin there: none
-    b.back_to_back[16384] = {"flat:no-such-tree", 0.1e-3, 1e-3};  // another configuration's: none
-    b.back_to_back[262144] = {label(262144), 0.1e-3, 1e-3};    // predicted slower: none
+    b.back_to_back[4096] = loop_of(label(4096), 0.5e-3, 1e-3);        // wins the loop: a rule
+    b.back_to_back[8192] = loop_of(label(8192), 0.95e-3, 1e-3);       // within the margin there: none
+    b.back_to_back[16384] = loop_of("flat:no-such-tree", 0.1e-3, 1e-3);  // another configuration's: none
+    b.back_to_back[262144] = loop_of(label(262144), 0.1e-3, 1e-3);    // predicted slower: none
     const auto check = [](const Model &model) {
         const collx::Rules r = model.rules();
         for (std::uint64_t x : model.sizes) {
@@ -405,6 +418,47 @@ START_TEST(back_to_back_times_promote_near_ties) {
     // without the loop's times: no rule at all (no size beats the built-in by the margin)
     b.back_to_back.clear();
     for (std::uint64_t x : m.sizes) ck_assert(m.rules().lookup("bcast", 4, 2, x) == nullptr);
+}
+END_TEST
+
+// Several configurations timed back to back (--loop-configs): the n
+// predicted best of those predicted no slower than the built-in, best
+// first; the loop picks the fastest of them there (predicted second best,
+// say) where it beats the built-in by the margin; one predicted slower
+// than the built-in never gets the rule, however fast its loop time.
+START_TEST(back_to_back_picks_the_fastest_in_the_loop) {
+    Model m = sample_model();
+    CollModel &b = m.colls[Coll::Bcast];
+    const std::uint64_t x = 1u << 20;
+    // the configurations at x by prediction, fastest first
+    std::vector<std::pair<double, Config>> by;
+    for (const Config &c : configs_for(Coll::Bcast, x, m.segments, m.levels, m.flats, m.split))
+        by.emplace_back(*b.predict(Coll::Bcast, c, x), c);
+    std::stable_sort(by.begin(), by.end(), [](const auto &p, const auto &q) { return p.first < q.first; });
+    ck_assert_uint_ge(by.size(), 4);
+    ck_assert(by[1].first < by[2].first && by[2].first < by[3].first);  // (distinct times: a strict order)
+    for (std::uint64_t y : m.sizes) {
+        // the built-in between the third and the fourth best at x
+        b.builtin.set(y, y == x ? (by[2].first + by[3].first) / 2 : 1.05 * m.best(Coll::Bcast, y)->second);
+        b.builtin_spread.set(y, 0.02);
+    }
+    const auto cand = m.loop_candidates(Coll::Bcast, x, 5);
+    ck_assert_uint_eq(cand.size(), 3);  // no more than those predicted no slower
+    for (std::size_t i = 0; i < 3; ++i) ck_assert(cand[i] == by[i].second);
+    ck_assert_uint_eq(m.loop_candidates(Coll::Bcast, x, 2).size(), 2);
+    const std::string first = by[0].second.label(), second = by[1].second.label(), slower = by[3].second.label();
+    const auto chosen = [&](const Model &model) { return model.choice(Coll::Bcast, x)->first.label(); };
+    // the second best wins the loop by the margin: its rule
+    b.back_to_back[x] = {{{first, 0.95e-3}, {second, 0.6e-3}}, 1e-3};
+    ck_assert_str_eq(chosen(m).c_str(), second.c_str());
+    ck_assert(*config_of(*m.rules().lookup("bcast", 4, 2, x)) == by[1].second);
+    ck_assert_str_eq(chosen(Model::from_json(nlohmann::json::parse(m.to_json().dump()))).c_str(), second.c_str());
+    // fastest in the loop, but within the margin of the built-in: no rule (not the best predicted either)
+    b.back_to_back[x] = {{{first, 1.2e-3}, {second, 0.95e-3}}, 1e-3};
+    ck_assert(m.choice(Coll::Bcast, x)->first.builtin);
+    // one predicted slower than the built-in: never the rule
+    b.back_to_back[x] = {{{first, 0.8e-3}, {slower, 0.1e-3}}, 1e-3};
+    ck_assert_str_eq(chosen(m).c_str(), first.c_str());
 }
 END_TEST
 
@@ -755,7 +809,7 @@ START_TEST(split_rails_become_rules) {
     // ... and a version 6 model without the flag or the curve is one that did not measure them
     old["version"] = 6;
     ck_assert(!Model::from_json(old).split);
-    old["version"] = 10;  // (a newer format: not read)
+    old["version"] = 11;  // (a newer format: not read)
     ck_assert(throws([&] { Model::from_json(old); }));
 }
 END_TEST
@@ -845,9 +899,9 @@ START_TEST(level_trees_become_rules) {
     h.up_algorithm = "torus";
     ck_assert(!config_of(h).has_value());
 
-    // the model file: version 9, the trees by name in the choices and the curves
+    // the model file: version 10, the trees by name in the choices and the curves
     const auto j = m.to_json();
-    ck_assert_int_eq(j["version"].get<int>(), 9);
+    ck_assert_int_eq(j["version"].get<int>(), 10);
     ck_assert(j["submodules"][1]["up_algorithm"] == "pipeline" && j["submodules"][1]["low_algorithm"] == "module");
     ck_assert(j["collectives"]["bcast"]["hier"].size() == 3);
     Model b = Model::from_json(nlohmann::json::parse(j.dump()));
@@ -890,6 +944,7 @@ int main() {
     tcase_add_test(t, builtin_choice_keeps_sizes_without_rules);
     tcase_add_test(t, back_to_back_times_veto_rules);
     tcase_add_test(t, back_to_back_times_promote_near_ties);
+    tcase_add_test(t, back_to_back_picks_the_fastest_in_the_loop);
     tcase_add_test(t, model_file_round_trip);
     tcase_add_test(t, incomplete_model_rules_stop_at_measured_sizes);
     tcase_add_test(t, submodule_choices_become_rules);

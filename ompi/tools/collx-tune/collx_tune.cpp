@@ -66,7 +66,8 @@ struct Options {
     std::vector<int> flat{COLLX_TREE_PIPELINE, COLLX_TREE_KNOMIAL, COLLX_TREE_TOPO, COLLX_TREE_RING,
                           COLLX_TREE_RECURSIVE_DOUBLING};
     bool split = true;         // split rails measured (where nodes are of one size)
-    bool back_to_back = true;  // a rule's configuration timed in a loop against the built-in too
+    bool back_to_back = true;  // the best configurations timed in a loop against the built-in too
+    int loop_configs = 3;      // at most this many per size (Model::loop_candidates)
     double margin = 0.1;       // Model::margin; < 0 (--margin off): hanx's built-in not measured
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
@@ -122,13 +123,16 @@ struct Options {
         "                      by more than its measured spread there if larger (default\n"
         "                      0.1); off: not measured, every size gets a rule\n"
         "  --back-to-back yes|no  where a size's best configuration is predicted no\n"
-        "                      slower than the built-in, time the two back to back too\n"
-        "                      (calls in a loop, a rooted collective's root rotating, as\n"
-        "                      contrib/bench.sh): a rule predicted faster by the margin is\n"
-        "                      kept, and a near tie becomes one, only where it beats the\n"
-        "                      built-in by the margin there (default yes; with a margin);\n"
+        "                      slower than the built-in, time the best ones (--loop-configs)\n"
+        "                      and the built-in back to back too (calls in a loop, a rooted\n"
+        "                      collective's root rotating, as contrib/bench.sh): the size\n"
+        "                      gets a rule only where the fastest of them there beats the\n"
+        "                      built-in by the margin (default yes; with a margin);\n"
         "                      --validate: every configuration also timed in a loop, the\n"
         "                      file's choice's regret there reported too\n"
+        "  --loop-configs N    at most N configurations per size timed back to back: the\n"
+        "                      best predicted of those predicted no slower than the\n"
+        "                      built-in (default 3)\n"
         "  --budget SECONDS    stop measuring after this long and write what is known\n"
         "                      (so does SIGUSR1 or SIGTERM to the job)\n"
         "  --windows N         timed windows per point, at least (default 9); the median\n"
@@ -219,6 +223,10 @@ Options parse(int argc, char **argv) {
         else if (a == "--up") o.up.push_back(need(i));
         else if (a == "--budget") o.budget = std::stod(need(i));
         else if (a == "--back-to-back") o.back_to_back = yes_no(a, need(i));
+        else if (a == "--loop-configs") {
+            o.loop_configs = std::stoi(need(i));
+            if (o.loop_configs < 1) throw std::runtime_error("--loop-configs: at least 1");
+        }
         else if (a == "--windows") o.windows = std::stoi(need(i));
         else if (a == "--point-time") o.point_time = std::stod(need(i));
         else if (a == "--clock") o.clock = need(i);
@@ -364,11 +372,16 @@ int explain(const Options &o) {
                     !idx && model->nodes == nodes && model->ranks_per_node == rpn ? "  <- runs: no rule" : "");
     }
     const auto loop = cm->second.back_to_back.find(o.bytes);
-    if (loop != cm->second.back_to_back.end())  // the rules' second test, at this size
-        std::printf("  back to back (us per call, in a loop): %s %s, builtin %s: %s\n", loop->second.config.c_str(),
-                    fmt_us(loop->second.config_s).c_str(), fmt_us(loop->second.builtin_s).c_str(),
-                    loop->second.wins(model->margin) ? "beats it by the margin there"
-                        : "does not beat it by the margin there: no rule");
+    if (loop != cm->second.back_to_back.end()) {  // the rules' second test, at this size
+        std::string times;
+        for (auto &[label, s] : loop->second.configs) times += label + " " + fmt_us(s) + ", ";
+        const auto c = model->choice(*coll, o.bytes);
+        const bool rule = c && !c->first.builtin;
+        std::printf("  back to back (us per call, in a loop): %sbuiltin %s: %s\n", times.c_str(),
+                    fmt_us(loop->second.builtin_s).c_str(),
+                    rule ? (c->first.label() + " beats it by the margin there").c_str()
+                         : "none beats it by the margin there: no rule");
+    }
     for (const Config &c : configs_for(*coll, o.bytes, model->segments, model->levels, model->flats,
                                        model->split)) {
         auto t = cm->second.predict(*coll, c, o.bytes);
@@ -990,29 +1003,38 @@ std::vector<double> loop_medians(Job &J, const Options &o, Coll coll, const std:
 }
 
 // The second test of the rules (--back-to-back): at every size where the
-// best configuration is predicted no slower than hanx's built-in one
-// (Model::loop_candidate), the two timed back to back (loop_medians);
-// their medians go into the model, whose choice() then keeps the built-in
-// where the configuration does not beat it by the margin in the loop --
-// a rule predicted faster from synchronised starts must win the loop too,
-// and a near tie becomes a rule where it wins the loop.  Returns false
-// when stopped (budget, signal).
+// best configuration is predicted no slower than hanx's built-in one, the
+// best --loop-configs of those (Model::loop_candidates) and the built-in
+// timed back to back (loop_medians); their medians go into the model,
+// whose choice() then takes the fastest of them in the loop where it
+// beats the built-in by the margin there, else keeps the built-in -- a
+// rule predicted faster from synchronised starts must win the loop too, a
+// near tie becomes a rule where it wins the loop, and a configuration
+// predicted second best but faster in the loop gets the rule.  Returns
+// false when stopped (budget, signal).
 bool check_back_to_back(Job &J, const Options &o, Model &m) {
     for (Coll coll : o.colls) {
         CollModel &cm = m.colls[coll];
         for (std::uint64_t x : m.sizes_of(coll)) {
-            const auto c = m.loop_candidate(coll, x);
-            if (!c) continue;
+            std::vector<Config> cs = m.loop_candidates(coll, x, std::size_t(o.loop_configs));
+            if (cs.empty()) continue;
             if (J.stop()) return false;
             Buffers B(x, J.size);
             int iters = 0;
-            const auto t = loop_medians(J, o, coll, {*c, Config::one_flag()}, B, &iters);
-            const BackToBack &l = cm.back_to_back[x] = {c->label(), t[0], t[1]};
-            const bool kept = !m.choice(coll, x)->first.builtin;
-            J.progress(std::string("back to back: ") + name(coll) + " " + bytes_label(x) + ": " + l.config +
-                       " " + fmt_us(l.config_s) + " us, builtin " + fmt_us(l.builtin_s) + " us (" +
-                       std::to_string(iters) + " calls x " + std::to_string(o.windows) + "): " +
-                       (kept ? "a rule" : "no rule"));
+            cs.push_back(Config::one_flag());
+            const auto t = loop_medians(J, o, coll, cs, B, &iters);
+            BackToBack &l = cm.back_to_back[x];
+            l = {{}, t.back()};
+            std::string times;
+            for (std::size_t i = 0; i + 1 < cs.size(); ++i) {
+                l.configs[cs[i].label()] = t[i];
+                times += cs[i].label() + " " + fmt_us(t[i]) + " us, ";
+            }
+            const auto c = m.choice(coll, x);
+            J.progress(std::string("back to back: ") + name(coll) + " " + bytes_label(x) + ": " + times +
+                       "builtin " + fmt_us(l.builtin_s) + " us (" + std::to_string(iters) + " calls x " +
+                       std::to_string(o.windows) + "): " +
+                       (c->first.builtin ? std::string("no rule") : "a rule (" + c->first.label() + ")"));
         }
     }
     return true;

@@ -281,21 +281,35 @@ std::optional<std::pair<Config, double>> Model::choice(Coll coll, std::uint64_t 
     auto it = colls.find(coll);
     if (!b || margin < 0 || it == colls.end() || it->second.builtin.empty()) return b;
     const double t = it->second.builtin.at(bytes);
-    // the loop's verdict, where it was timed for this configuration
+    const auto builtin = std::make_pair(Config::one_flag(), t);
     auto l = it->second.back_to_back.find(bytes);
-    const bool looped = l != it->second.back_to_back.end() && l->second.config == b->first.label();
-    if (b->second < (1 - margin_at(coll, bytes)) * t)  // faster by the margin: unless the loop says not
-        return looped && !l->second.wins(margin) ? std::make_pair(Config::one_flag(), t) : *b;
-    // a near tie (predicted no slower): the loop decides, where it was timed
-    return b->second <= t && looped && l->second.wins(margin) ? *b : std::make_pair(Config::one_flag(), t);
+    if (l == it->second.back_to_back.end() || !l->second.configs.count(b->first.label()))
+        return b->second < (1 - margin_at(coll, bytes)) * t ? *b : builtin;
+    // timed back to back: the loop decides among the configurations it timed
+    std::optional<std::pair<Config, double>> f;  // the fastest there predicted no slower
+    double fs = 0;
+    for (const Config &c : configs_for(coll, bytes, segments, levels, flats, split)) {
+        auto s = l->second.configs.find(c.label());
+        if (s == l->second.configs.end() || (f && fs <= s->second)) continue;
+        auto p = it->second.predict(coll, c, bytes);
+        if (p && *p <= t) f = std::make_pair(c, *p), fs = s->second;
+    }
+    return f && l->second.wins(f->first.label(), margin) ? *f : builtin;
 }
 
-std::optional<Config> Model::loop_candidate(Coll coll, std::uint64_t bytes) const {
-    auto b = best(coll, bytes);
+std::vector<Config> Model::loop_candidates(Coll coll, std::uint64_t bytes, std::size_t n) const {
     auto it = colls.find(coll);
-    if (!b || b->first.builtin || margin < 0 || it == colls.end() || it->second.builtin.empty())
-        return std::nullopt;
-    return b->second <= it->second.builtin.at(bytes) ? std::optional<Config>(b->first) : std::nullopt;
+    if (margin < 0 || it == colls.end() || it->second.builtin.empty()) return {};
+    const double t = it->second.builtin.at(bytes);
+    std::vector<std::pair<double, Config>> v;
+    for (const Config &c : configs_for(coll, bytes, segments, levels, flats, split)) {
+        auto p = it->second.predict(coll, c, bytes);
+        if (p && *p <= t && !c.builtin) v.emplace_back(*p, c);
+    }
+    std::stable_sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::vector<Config> r;
+    for (std::size_t i = 0; i < v.size() && i < n; ++i) r.push_back(v[i].second);
+    return r;
 }
 
 static std::string us(double s) {
@@ -380,8 +394,9 @@ Rules Model::rules() const {
             // (the loop's times at that size, where they were measured)
             const auto &loop = colls.at(coll).back_to_back;
             auto b2b = loop.find(x.at);
-            if (b2b != loop.end() && b2b->second.config == x.c.label())
-                *rule.comment += "; back to back " + us(b2b->second.config_s) + " (built-in " +
+            auto xs = b2b == loop.end() ? nullptr : &b2b->second.configs;
+            if (xs && xs->count(x.c.label()))
+                *rule.comment += "; back to back " + us(xs->at(x.c.label())) + " (built-in " +
                                 us(b2b->second.builtin_s) + ")";
             r.add(rule);
         }
@@ -470,7 +485,7 @@ static Levels levels_from(const nlohmann::json &j) {
 nlohmann::ordered_json Model::to_json() const {
     nlohmann::ordered_json j;
     j["format"] = "collx-tune-model";
-    j["version"] = 9;
+    j["version"] = 10;
     j["generated_by"] = generated_by;
     j["nodes"] = nodes;
     j["ranks_per_node"] = ranks_per_node;
@@ -502,10 +517,13 @@ nlohmann::ordered_json Model::to_json() const {
             o["builtin"] = curve_json(m.builtin);
             o["builtin_spread"] = curve_json(m.builtin_spread);
         }
-        if (!m.back_to_back.empty()) {  // [bytes, configuration, its seconds, the built-in's]
+        if (!m.back_to_back.empty()) {  // [bytes, the built-in's seconds, {configuration: its seconds}]
             o["back_to_back"] = nlohmann::ordered_json::array();
-            for (auto &[x, b] : m.back_to_back)
-                o["back_to_back"].push_back({x, b.config, b.config_s, b.builtin_s});
+            for (auto &[x, b] : m.back_to_back) {
+                nlohmann::ordered_json cs = nlohmann::ordered_json::object();
+                for (auto &[label, s] : b.configs) cs[label] = s;
+                o["back_to_back"].push_back({x, b.builtin_s, cs});
+            }
         }
         o["hier"] = nlohmann::ordered_json::array();
         for (auto &[l, h] : m.hier) {
@@ -530,11 +548,12 @@ Model Model::from_json(const nlohmann::json &j) {
     // version 3: without flat trees; 4: bcast, reduce and allreduce only;
     // 5: without split rails (not measured); 6: without the levels' trees;
     // 7: without hanx's built-in choice (every size had a rule); 8:
-    // without the back-to-back times
+    // without the back-to-back times; 9: one configuration timed back to
+    // back per size
     const int version = j.value("version", 0);
-    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 9)
+    if (j.value("format", "") != "collx-tune-model" || version < 3 || version > 10)
         throw std::runtime_error("not a collx-tune model (format \"collx-tune-model\", version 3 "
-                                 "to 9; run collx-tune again)");
+                                 "to 10; run collx-tune again)");
     Model m;
     m.generated_by = j.value("generated_by", "");
     m.nodes = j.at("nodes").get<int>();
@@ -568,9 +587,16 @@ Model Model::from_json(const nlohmann::json &j) {
             cm.builtin_spread = curve_from(o.value("builtin_spread", nlohmann::json::array()));
         }
         if (o.contains("back_to_back"))
-            for (const auto &x : o.at("back_to_back"))
-                cm.back_to_back[x.at(0).get<std::uint64_t>()] = {
-                    x.at(1).get<std::string>(), x.at(2).get<double>(), x.at(3).get<double>()};
+            for (const auto &x : o.at("back_to_back")) {
+                BackToBack &b = cm.back_to_back[x.at(0).get<std::uint64_t>()];
+                if (version < 10) {  // [bytes, configuration, its seconds, the built-in's]
+                    b.configs[x.at(1).get<std::string>()] = x.at(2).get<double>();
+                    b.builtin_s = x.at(3).get<double>();
+                    continue;
+                }
+                b.builtin_s = x.at(1).get<double>();
+                for (auto &[label, s] : x.at(2).items()) b.configs[label] = s.get<double>();
+            }
         for (const auto &hj : o.at("hier")) {
             HierModel &h = cm.hier[levels_from(hj)];
             h.whole = curve_from(hj.at("whole"));

@@ -200,18 +200,22 @@ struct HierModel {
     std::map<std::uint64_t, Pipeline> pipeline;
 };
 
-// The second test of a rule (collx-tune --back-to-back): the configuration
-// chosen at one size and hanx's built-in choice there, each timed calls
-// back to back (a rooted collective's root rotating), as an application's
+// The second test of a rule (collx-tune --back-to-back): the
+// configurations predicted best at one size (at most --loop-configs of
+// them) and hanx's built-in choice there, each timed calls back to back
+// (a rooted collective's root rotating), interleaved, as an application's
 // loop and contrib/bench.sh run them.  A synchronised start (the model's
 // other measurements) and a loop can rank two configurations differently:
 // consecutive calls overlap, and on ranks sharing cores the one that
 // leaves more work to the next call loses.
 struct BackToBack {
-    std::string config;            // the chosen configuration's label (Config::label)
-    double config_s = 0, builtin_s = 0;  // seconds per call of it and of the built-in
-    // the configuration beat the built-in in the loop by more than `margin` of its time
-    bool wins(double margin) const { return config_s < (1 - margin) * builtin_s; }
+    std::map<std::string, double> configs;  // seconds per call, by label (Config::label)
+    double builtin_s = 0;                   // the built-in's
+    // `label` was timed and beat the built-in by more than `margin` of its time
+    bool wins(const std::string &label, double margin) const {
+        auto c = configs.find(label);
+        return c != configs.end() && c->second < (1 - margin) * builtin_s;
+    }
 };
 
 struct CollModel {
@@ -221,7 +225,7 @@ struct CollModel {
     Curve split;                              // allreduce's split rails, whole, by size
     Curve builtin;                            // hanx's built-in choice (no rule), whole, by size
     Curve builtin_spread;                     // its windows' interquartile range / median
-    std::map<std::uint64_t, BackToBack> back_to_back;  // by size: chosen vs built-in, in a loop
+    std::map<std::uint64_t, BackToBack> back_to_back;  // by size: the candidates vs built-in, in a loop
 
     // The curve of a configuration measured whole (previous, a flat tree,
     // split rails): nullptr where missing, and for hanx's levels (composed
@@ -247,14 +251,13 @@ struct Model {
     // reduce_scatter_block tuned, and the job's nodes all of one size >= 2
     // (elsewhere hanx hands them to the levels)
     bool split = false;
-    // a rule replaces hanx's built-in choice only where it is predicted
-    // faster by more than this share of the built-in's time, or by more
-    // than the built-in's measured spread there if that is larger, and,
-    // where the configuration was timed back to back (CollModel::
-    // back_to_back), was faster by more than this share there too; or
-    // where it is predicted no slower and was faster by more than this
-    // share back to back; < 0: the built-in is not a candidate (every
-    // size gets a rule)
+    // a rule replaces hanx's built-in choice only where it beat it by more
+    // than this share of the built-in's time back to back (CollModel::
+    // back_to_back) and was predicted no slower; or, where the size was
+    // not timed back to back, where it is predicted faster by more than
+    // this share, or by more than the built-in's measured spread there if
+    // that is larger (choice()); < 0: the built-in is not a candidate
+    // (every size gets a rule)
     double margin = 0.1;
     std::map<Coll, CollModel> colls;
     double tuning_seconds = 0;            // time spent measuring
@@ -266,17 +269,20 @@ struct Model {
 
     // Best predicted configuration and its time.
     std::optional<std::pair<Config, double>> best(Coll coll, std::uint64_t bytes) const;
-    // what the file says for coll at bytes: best() where it beats hanx's
-    // built-in choice by margin_at() and, where the back-to-back times of
-    // that size are known, by the margin in a loop too; or best() where it
-    // is predicted no slower than the built-in (a near tie) and the loop
-    // says it beats it by the margin; else the built-in (Config::one_flag,
-    // no rule)
+    // what the file says for coll at bytes (else the built-in:
+    // Config::one_flag, no rule).  Where best() was timed back to back
+    // at that size: the fastest configuration of that loop predicted no
+    // slower than the built-in, where it beat the built-in there by the
+    // margin -- a rule predicted faster from synchronised starts must win
+    // the loop too, and a near tie becomes one where it wins the loop.
+    // Elsewhere best(), where it is predicted faster than the built-in by
+    // margin_at().
     std::optional<std::pair<Config, double>> choice(Coll coll, std::uint64_t bytes) const;
-    // the configuration to time back to back against the built-in at that
-    // size (collx-tune --back-to-back): best(), where it is predicted no
-    // slower than the built-in; nullopt elsewhere and without a built-in
-    std::optional<Config> loop_candidate(Coll coll, std::uint64_t bytes) const;
+    // the configurations to time back to back against the built-in at that
+    // size (collx-tune --back-to-back): the `n` predicted best, best
+    // first, of those predicted no slower than the built-in; none without
+    // a built-in
+    std::vector<Config> loop_candidates(Coll coll, std::uint64_t bytes, std::size_t n) const;
     double margin_at(Coll coll, std::uint64_t bytes) const;
 
     // The sizes predicted for `coll`: sizes_of(coll, sizes).
