@@ -145,12 +145,23 @@ PY
 }
 step "collx-tune measures split rails only on nodes of one size, and not with --split no" split_where
 
+# collx-tune --explain FILE ARGS... into OUT; on a failure its output and
+# how it ended (a failing step says why)
+explain_to() {  # explain_to OUT FILE ARGS...
+    local out=$1 rc
+    shift
+    "$TUNE" --explain "$@" > "$out" 2>&1
+    rc=$?
+    [ $rc = 0 ] || { cat "$out"; echo "collx-tune --explain $* ended with status $rc"; }
+    return $rc
+}
+
 # every rule names a configuration hanx knows, for this shape, and the
 # ranges cover every size from 0 on
 rules_cover() {
     for coll in bcast reduce allreduce; do
         for b in 0 4 1000 65536 262144 1048576 67108864; do
-            "$TUNE" --explain "$work/t.json" --coll $coll --bytes $b > "$work/ex.out" 2>&1 || return 1
+            explain_to "$work/ex.out" "$work/t.json" --coll $coll --bytes $b || return 1
             grep -q "^  rule [0-9]* (line [0-9]*) of" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
             grep -qE "hanx runs: (the previous module|the levels|one collx [a-z_]+ tree over all ranks|split rails)" \
                 "$work/ex.out" || { cat "$work/ex.out"; return 1; }
@@ -169,7 +180,7 @@ rules_cover() {
         runs="the previous module|the levels one after the other, unsegmented"
         [ $coll = reduce_scatter_block ] && runs="$runs|split rails"
         for b in 0 4 65536 67108864; do
-            "$TUNE" --explain "$work/t.json" --coll $coll --bytes $b > "$work/ex.out" 2>&1 || return 1
+            explain_to "$work/ex.out" "$work/t.json" --coll $coll --bytes $b || return 1
             grep -q "^  rule [0-9]* (line [0-9]*) of" "$work/ex.out" &&
                 grep -qE "hanx runs: ($runs)" "$work/ex.out" &&
                 grep -qE "^    hier +[0-9.]+" "$work/ex.out" && grep -q "<- best predicted" "$work/ex.out" &&
@@ -177,8 +188,8 @@ rules_cover() {
         done
     done
     # another shape: no rule, hanx's defaults, said so
-    "$TUNE" --explain "$work/t.json" --coll bcast --bytes 64 --nodes 8 --ranks-per-node 4 |
-        grep -q "no rule of .* matches: hanx uses its built-in defaults"
+    explain_to "$work/ex.out" "$work/t.json" --coll bcast --bytes 64 --nodes 8 --ranks-per-node 4 &&
+        grep -q "no rule of .* matches: hanx uses its built-in defaults" "$work/ex.out" || { cat "$work/ex.out"; return 1; }
 }
 step "collx-tune --explain: a rule for every size, the prediction of every configuration" rules_cover
 
@@ -337,11 +348,11 @@ hier = m["collectives"]["allgather"]["hier"]
 assert [h["up_algorithm"] for h in hier] == ["module"], hier
 print("up_tree=pipeline: whole and pipelined curves for bcast, reduce, allreduce; none for allgather")
 EOF
-    "$TUNE" --explain "$work/lt.json" --coll reduce --bytes 64K > "$work/lt-ex.out" 2>&1 || return 1
+    explain_to "$work/lt-ex.out" "$work/lt.json" --coll reduce --bytes 64K || return 1
     grep -qE "^    hier up_tree=pipeline +[0-9.]+" "$work/lt-ex.out" &&
         grep -qE "^    hier/16K up_tree=pipeline +[0-9.]+ .*\(4 segments" "$work/lt-ex.out" ||
         { cat "$work/lt-ex.out"; return 1; }
-    "$TUNE" --explain "$work/lt.json" --coll allgather --bytes 1K > "$work/lt-ex.out" 2>&1 || return 1
+    explain_to "$work/lt-ex.out" "$work/lt.json" --coll allgather --bytes 1K || return 1
     grep -qE "^    hier +[0-9.]+" "$work/lt-ex.out" && ! grep -q "up_tree" "$work/lt-ex.out" ||
         { cat "$work/lt-ex.out"; return 1; }
 }
@@ -446,7 +457,8 @@ PY
     local coll b ex
     for coll in bcast reduce; do
         for b in 1K 4K 16K 64K 128K; do
-            ex=$("$TUNE" --explain "$work/bl.json" --coll $coll --bytes $b) || return 1
+            explain_to "$work/bl-ex.out" "$work/bl.json" --coll $coll --bytes $b || return 1
+            ex=$(cat "$work/bl-ex.out")
             echo "$ex" | grep -qE "^    builtin +[0-9.]+ +\(hanx's own choice; a rule must be predicted [0-9]+% faster\)" &&
                 { echo "$ex" | grep -q "^  rule [0-9]* (line [0-9]*) of" ||
                   { echo "$ex" | grep -q "no rule of .* matches: hanx uses its built-in defaults" &&
@@ -465,7 +477,8 @@ budget() {
     local_run 300 4 "${nodes2[@]}" "$TUNE" --out "$work/b.json" --windows 5 --budget 0.05 > "$work/b.out" 2>&1 &&
         grep -q "stopped early" "$work/b.out" &&
         grep -q '"complete": false' "$work/b.model.json" &&
-        "$TUNE" --explain "$work/b.json" --coll allreduce --bytes 16777216 | grep -q "no rule of .* matches"
+        explain_to "$work/b-ex.out" "$work/b.json" --coll allreduce --bytes 16777216 &&
+        grep -q "no rule of .* matches" "$work/b-ex.out"
 }
 step "collx-tune --budget stops early and writes rules only for what it measured" budget
 
