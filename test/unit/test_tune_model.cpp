@@ -462,6 +462,28 @@ START_TEST(back_to_back_picks_the_fastest_in_the_loop) {
 }
 END_TEST
 
+// The loops' windows (loop_medians): every configuration once per window,
+// and the first place -- the first call after the window's barrier, and
+// with its root -- taken in turn, not always by the same one.
+START_TEST(loop_windows_take_turns_first) {
+    for (std::size_t n : {1u, 2u, 4u, 21u})
+        for (int windows : {1, 3, 9, 40}) {
+            std::vector<int> first(n, 0);
+            for (int w = 0; w < windows; ++w) {
+                std::vector<std::size_t> o = window_order(w, n);
+                ck_assert_uint_eq(o.size(), n);
+                ++first[o[0]];
+                std::sort(o.begin(), o.end());
+                for (std::size_t i = 0; i < n; ++i) ck_assert_uint_eq(o[i], i);  // a permutation
+            }
+            const int most = (windows + int(n) - 1) / int(n);
+            for (std::size_t i = 0; i < n; ++i)
+                ck_assert_msg(first[i] <= most && (windows < int(n) || first[i] >= 1),
+                              "%zu configurations, %d windows: configuration %zu first in %d", n, windows, i, first[i]);
+        }
+}
+END_TEST
+
 // Stopped early: rules only up to the largest size measured whole, the
 // last one bounded; a collective not measured at all gets none.
 START_TEST(incomplete_model_rules_stop_at_measured_sizes) {
@@ -945,6 +967,7 @@ int main() {
     tcase_add_test(t, back_to_back_times_veto_rules);
     tcase_add_test(t, back_to_back_times_promote_near_ties);
     tcase_add_test(t, back_to_back_picks_the_fastest_in_the_loop);
+    tcase_add_test(t, loop_windows_take_turns_first);
     tcase_add_test(t, model_file_round_trip);
     tcase_add_test(t, incomplete_model_rules_stop_at_measured_sizes);
     tcase_add_test(t, submodule_choices_become_rules);

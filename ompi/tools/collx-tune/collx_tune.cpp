@@ -974,8 +974,9 @@ double measure(Job &J, const Options &o, Coll coll, const Config &c, Buffers &B,
 double median(std::vector<double> v);
 
 // Configurations timed back to back (Job::loop), interleaved: a warm-up
-// call of each, then --windows rounds, each configuration once per round,
-// every time enough calls to fill --point-time (as many for all: the
+// call of each, then --windows rounds, each configuration once per round
+// (in window_order: none the first of every round, which alone pays for
+// the round's first call), every time enough calls to fill --point-time (as many for all: the
 // slowest one's call sets the count).  A rooted collective's root goes on
 // rotating from one time to the next, the same sequence for every
 // configuration: with few calls per time (a large message) each would
@@ -995,7 +996,7 @@ std::vector<double> loop_medians(Job &J, const Options &o, Coll coll, const std:
     const int n = int(std::clamp(o.point_time / std::max(one, 1e-7), 1.0, 1000.0));
     std::vector<std::vector<double>> t(cs.size());
     for (int r = 0; r < o.windows; ++r)
-        for (std::size_t i = 0; i < cs.size(); ++i) t[i].push_back(run(i, n));
+        for (std::size_t i : window_order(r, cs.size())) t[i].push_back(run(i, n));
     std::vector<double> med;
     for (const auto &v : t) med.push_back(median(v));
     if (iters) *iters = n;

@@ -320,6 +320,12 @@ static std::string us(double s) {
     return o.str();
 }
 
+std::vector<std::size_t> window_order(int window, std::size_t n) {
+    std::vector<std::size_t> v(n);
+    for (std::size_t k = 0; k < n; ++k) v[k] = (std::size_t(window) + k) % n;
+    return v;
+}
+
 std::vector<std::uint64_t> sizes_of(Coll c, const std::vector<std::uint64_t> &grid) {
     return c == Coll::Barrier ? std::vector<std::uint64_t>{0} : grid;
 }

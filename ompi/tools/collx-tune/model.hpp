@@ -60,6 +60,15 @@ bool has_split(Coll c);
 // The sizes of `grid` that `c` is measured and predicted at: the barrier
 // has one, 0 (its rules' size); every other collective the whole grid.
 std::vector<std::uint64_t> sizes_of(Coll c, const std::vector<std::uint64_t> &grid);
+// The order of n configurations in timed window `window` of a loop
+// (collx-tune's loop_medians): each once, from configuration window mod n
+// on, round.  The first configuration of a window is the first call of
+// every rank after the window's barrier and the first with its root;
+// timed first every time it paid for that alone (stop 40: hanx's built-in
+// reduce of 8-16 MiB, first of every window in --validate's loop, took
+// 1.4x its time in contrib/bench.sh's loop, and the tuning's loop timed
+// its candidates first).
+std::vector<std::size_t> window_order(int window, std::size_t n);
 
 // The levels of each stage of a pipelined collective, in stage order:
 // bcast goes down the leaders then the nodes, reduce up, allreduce reduces
