@@ -230,12 +230,14 @@ validate_small() {
 step "collx-tune --validate (estimated clock offsets): 3 sizes per collective, every configuration, report and plot data" validate_small
 
 # the loops rotate a rooted collective's root on from one timed window to
-# the next: with one call per window (a tiny --point-time, as a large
+# the next: with one call per window (a tiny --loop-time, as a large
 # message gets) every rank is still a root, not rank 0 alone (the
-# synchronised starts' root)
+# synchronised starts' root); and --loop-time, not --point-time, sizes a
+# loop's windows: one call each with a tiny one, many at the default
+# (twice --point-time)
 loop_roots() {
     local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --output-filename "$work/lr" "$TUNE" \
-        --validate "$work/t.json" --colls bcast --sample 1 --windows 5 --point-time 0.000001 \
+        --validate "$work/t.json" --colls bcast --sample 1 --windows 5 --point-time 0.001 --loop-time 0.000001 \
         > "$work/lr.out" 2>&1 || { tail "$work/lr.out"; return 1; }
     grep -q "^  back to back: " "$work/lr.out" || return 1
     local r
@@ -243,8 +245,16 @@ loop_roots() {
         cat "$work"/lr/1/rank.*/stderr | grep -qE "coll:hanx: bcast count [0-9]+ root $r on" ||
             { echo "no bcast from root $r"; return 1; }
     done
+    # the same at the default --loop-time (0.002 s here): many calls per window
+    local_run 300 4 "${nodes2[@]}" --mca coll_hanx_verbose 10 --output-filename "$work/lr2" "$TUNE" \
+        --validate "$work/t.json" --colls bcast --sample 1 --windows 5 --point-time 0.001 \
+        > "$work/lr2.out" 2>&1 || { tail "$work/lr2.out"; return 1; }
+    local one many
+    one=$(grep -c "coll:hanx: bcast count" "$work"/lr/1/rank.0/stderr)
+    many=$(grep -c "coll:hanx: bcast count" "$work"/lr2/1/rank.0/stderr)
+    [ "$many" -gt $((one + 100)) ] || { echo "calls: $one with a tiny --loop-time, $many at the default"; return 1; }
 }
-step "collx-tune's loops rotate the root across windows (every rank a root with one call per window)" loop_roots
+step "collx-tune's loops rotate the root across windows (every rank a root with one call per window); --loop-time sizes the windows" loop_roots
 
 # --score judges the file on validations' measurements: on the same
 # measurements it finds what the validation found
@@ -490,6 +500,8 @@ errors() {
     "$TUNE" --up adaptx --up adaptx 2>&1 | grep -q -- '--low/--up: an empty or repeated value' || return 1
     "$TUNE" --split maybe 2>&1 | grep -q -- '--split: yes or no' || return 1
     "$TUNE" --up-trees torus 2>&1 | grep -q -- '--up-trees: no collx tree "torus"' || return 1
+    "$TUNE" --loop-time 0 2>&1 | grep -q -- '--loop-time must be positive' || return 1
+    "$TUNE" --loop-configs 0 2>&1 | grep -q -- '--loop-configs: at least 1' || return 1
     "$TUNE" --explain /nonexistent.json --coll bcast --bytes 4 2>&1 | grep -q "cannot open" || return 1
     local_run 120 2 "$TUNE" --quiet > "$work/e1.out" 2>&1
     grep -q "the job spans one node" "$work/e1.out" || { cat "$work/e1.out"; return 1; }

@@ -72,6 +72,7 @@ struct Options {
     double budget = 0;         // seconds, 0 = none
     int windows = 9;           // timed windows per point, at least
     double point_time = 0.01;  // seconds per point (windows fill it)
+    double loop_time = -1;     // seconds per timed window of a loop; < 0: 2 x point_time
     std::string clock = "auto";  // auto, shared, estimate
     std::string sample = "8";  // --validate: sizes per collective, or "all"
     unsigned seed = 1;
@@ -138,6 +139,9 @@ struct Options {
         "  --windows N         timed windows per point, at least (default 9); the median\n"
         "                      is kept\n"
         "  --point-time S      seconds per point: windows fill it (default 0.01)\n"
+        "  --loop-time S       seconds of calls per timed window of a loop (--back-to-back;\n"
+        "                      default twice --point-time: 0.02, contrib/bench.sh's\n"
+        "                      repetition)\n"
         "  --clock MODE        auto (one kernel: its clock; else offsets estimated),\n"
         "                      shared or estimate\n"
         "  --sample N|all      --validate: sizes sampled per collective (default 8), seeded\n"
@@ -229,6 +233,10 @@ Options parse(int argc, char **argv) {
         }
         else if (a == "--windows") o.windows = std::stoi(need(i));
         else if (a == "--point-time") o.point_time = std::stod(need(i));
+        else if (a == "--loop-time") {
+            o.loop_time = std::stod(need(i));
+            if (!(o.loop_time > 0)) throw std::runtime_error("--loop-time must be positive");
+        }
         else if (a == "--clock") o.clock = need(i);
         else if (a == "--sample") o.sample = need(i);
         else if (a == "--seed") o.seed = unsigned(std::stoul(need(i)));
@@ -244,6 +252,7 @@ Options parse(int argc, char **argv) {
     }
     if (o.min < 4 || o.min > o.max) throw std::runtime_error("need 4 <= --min <= --max");
     if (o.windows < 1 || o.point_time <= 0) throw std::runtime_error("--windows and --point-time must be positive");
+    if (o.loop_time < 0) o.loop_time = 2 * o.point_time;
     if (o.clock != "auto" && o.clock != "shared" && o.clock != "estimate")
         throw std::runtime_error("--clock: auto, shared or estimate");
     for (auto s : o.segments)
@@ -976,7 +985,10 @@ double median(std::vector<double> v);
 // Configurations timed back to back (Job::loop), interleaved: a warm-up
 // call of each, then --windows rounds, each configuration once per round
 // (in window_order: none the first of every round, which alone pays for
-// the round's first call), every time enough calls to fill --point-time (as many for all: the
+// the round's first call), every time enough calls to fill --loop-time
+// (contrib/bench.sh's repetition at the default: consecutive calls
+// overlap, more so the more of them, so a shorter loop ranks
+// configurations otherwise than bench.sh does) (as many for all: the
 // slowest one's call sets the count).  A rooted collective's root goes on
 // rotating from one time to the next, the same sequence for every
 // configuration: with few calls per time (a large message) each would
@@ -993,7 +1005,7 @@ std::vector<double> loop_medians(Job &J, const Options &o, Coll coll, const std:
     };
     double one = 0;  // the slowest one's call, after a warm-up call of each
     for (std::size_t i = 0; i < cs.size(); ++i) one = std::max(one, (run(i, 1), run(i, 1)));
-    const int n = int(std::clamp(o.point_time / std::max(one, 1e-7), 1.0, 1000.0));
+    const int n = int(std::clamp(o.loop_time / std::max(one, 1e-7), 1.0, 1000.0));
     std::vector<std::vector<double>> t(cs.size());
     for (int r = 0; r < o.windows; ++r)
         for (std::size_t i : window_order(r, cs.size())) t[i].push_back(run(i, n));
