@@ -256,14 +256,19 @@ std::optional<double> CollModel::predict(Coll, const Config &c, std::uint64_t by
 
 // ------------------------------------------------------------------ Model
 
-std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t bytes) const {
+std::vector<std::pair<Config, double>> Model::predicted(Coll coll, std::uint64_t bytes) const {
+    std::vector<std::pair<Config, double>> v;
     auto it = colls.find(coll);
-    if (it == colls.end()) return std::nullopt;
+    if (it == colls.end()) return v;
+    for (const Config &c : configs_for(coll, bytes, segments, levels, flats, split))
+        if (auto t = it->second.predict(coll, c, bytes)) v.emplace_back(c, *t);
+    return v;
+}
+
+std::optional<std::pair<Config, double>> Model::best(Coll coll, std::uint64_t bytes) const {
     std::optional<std::pair<Config, double>> b;
-    for (const Config &c : configs_for(coll, bytes, segments, levels, flats, split)) {
-        auto t = it->second.predict(coll, c, bytes);
-        if (t && (!b || *t < b->second)) b = std::make_pair(c, *t);
-    }
+    for (const auto &p : predicted(coll, bytes))
+        if (!b || p.second < b->second) b = p;
     return b;
 }
 
@@ -288,11 +293,9 @@ std::optional<std::pair<Config, double>> Model::choice(Coll coll, std::uint64_t 
     // timed back to back: the loop decides among the configurations it timed
     std::optional<std::pair<Config, double>> f;  // the fastest there predicted no slower
     double fs = 0;
-    for (const Config &c : configs_for(coll, bytes, segments, levels, flats, split)) {
-        auto s = l->second.configs.find(c.label());
-        if (s == l->second.configs.end() || (f && fs <= s->second)) continue;
-        auto p = it->second.predict(coll, c, bytes);
-        if (p && *p <= t) f = std::make_pair(c, *p), fs = s->second;
+    for (const auto &p : predicted(coll, bytes)) {
+        auto s = l->second.configs.find(p.first.label());
+        if (s != l->second.configs.end() && p.second <= t && (!f || s->second < fs)) f = p, fs = s->second;
     }
     return f && l->second.wins(f->first.label(), margin) ? *f : builtin;
 }
@@ -301,14 +304,11 @@ std::vector<Config> Model::loop_candidates(Coll coll, std::uint64_t bytes, std::
     auto it = colls.find(coll);
     if (margin < 0 || it == colls.end() || it->second.builtin.empty()) return {};
     const double t = it->second.builtin.at(bytes);
-    std::vector<std::pair<double, Config>> v;
-    for (const Config &c : configs_for(coll, bytes, segments, levels, flats, split)) {
-        auto p = it->second.predict(coll, c, bytes);
-        if (p && *p <= t && !c.builtin) v.emplace_back(*p, c);
-    }
-    std::stable_sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::vector<std::pair<Config, double>> v = predicted(coll, bytes);
+    v.erase(std::remove_if(v.begin(), v.end(), [t](const auto &p) { return p.second > t; }), v.end());
+    std::stable_sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.second < b.second; });
     std::vector<Config> r;
-    for (std::size_t i = 0; i < v.size() && i < n; ++i) r.push_back(v[i].second);
+    for (std::size_t i = 0; i < v.size() && i < n; ++i) r.push_back(v[i].first);
     return r;
 }
 

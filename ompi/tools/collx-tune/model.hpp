@@ -276,7 +276,10 @@ struct Model {
     bool complete = true;
     std::string generated_by;
 
-    // Best predicted configuration and its time.
+    // Every configuration considered at that size that the model can
+    // predict, with its time, in configs_for's order.
+    std::vector<std::pair<Config, double>> predicted(Coll coll, std::uint64_t bytes) const;
+    // Best predicted configuration and its time (the first of equals).
     std::optional<std::pair<Config, double>> best(Coll coll, std::uint64_t bytes) const;
     // what the file says for coll at bytes (else the built-in:
     // Config::one_flag, no rule).  Where best() was timed back to back
