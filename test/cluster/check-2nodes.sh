@@ -8,6 +8,17 @@
 export COLLX_CLUSTER_TAG="t$$"  # our runs' namespaces: cxt<pid>p<pid>-*
 nodes() { "$CLUSTER" "$@"; }
 
+# the links' TCP congestion control is the emulation's, not the host's
+# (cluster.sh --cc; bbr made every call after a process's first large
+# message up to 2x slower)
+congestion() {  # congestion WANT [cluster.sh options]: what every rank's node runs
+    local want=$1 got; shift
+    got=$(nodes -n 2 -m 1 --timeout 60 "$@" -- cat /proc/sys/net/ipv4/tcp_congestion_control | sort | uniq -c)
+    echo "ranks' nodes: $got"
+    [ "$(echo $got)" = "2 $want" ]
+}
+step "the emulated nodes' TCP runs cubic by default, whatever the host runs" congestion cubic
+step "... and the congestion control cluster.sh --cc names (reno)" congestion reno --cc reno
 step "adaptx serves MPI_Bcast on 2 nodes" served_by adaptx bcast nodes -n 2 -m 2 --timeout 120 --
 step "adaptx checker, 2x2, every collective, $HALF2_NAME + big counts" \
     nodes -n 2 -m 2 --timeout 600 -- --mca coll_adaptx_priority 100 "$CHECKER" --colls "$ALL_ADAPTX" $HALF2 --big

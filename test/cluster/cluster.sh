@@ -33,13 +33,24 @@
 #                   segmentation-offload packet: a smaller bucket cuts every
 #                   such packet into MTU-sized ones, a packet storm that costs
 #                   more retransmits on 2 cores than it saves burst
+#   --cc NAME       the nodes' TCP congestion control (default $COLLX_CLUSTER_CC,
+#                   else cubic, Linux's and Debian's default): set in each
+#                   node's namespace, so
+#                   the emulated links do not depend on the host's choice.
+#                   With bbr (some hosts' default) a connection paces itself
+#                   at its measured bandwidth once its first transfer of
+#                   about 1 MiB ends BBR's start-up, and on 2 cores that
+#                   measured bandwidth is the CPUs', not the link's: every
+#                   later call of the process ran up to 2x slower than
+#                   before that first large message (docs/benchmarks.md,
+#                   "The links' congestion control")
 #   --timeout S     kill the whole run after S seconds (exit 124)
 #
 # Ranks are placed by node (block) unless the mpirun options say otherwise
 # (e.g. --map-by node for round-robin).  Needs root (ip netns).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-nodes=2 per=2 slots="" rate="" tmo=600
+nodes=2 per=2 slots="" rate="" tmo=600 cc=${COLLX_CLUSTER_CC:-cubic}
 burst=81920  # the bucket's burst in bytes (80 KiB: see --rate)
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -48,8 +59,9 @@ while [ $# -gt 0 ]; do
     --slots) slots=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --timeout) tmo=$2; shift 2 ;;
+    --cc) cc=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,38p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
     *) echo "cluster.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -84,12 +96,22 @@ trap 'exit 130' INT TERM
 mkns() {  # mkns NAME ADDRESS-LAST-OCTET INDEX
     ip netns add "$1" || return 1
     ip -n "$1" link set lo up
+    ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$cc" 2>/dev/null ||
+        { echo "cluster.sh: congestion control $cc not available" >&2; return 1; }
     ip -n "$br" link add "v$3" type veth peer name eth0 netns "$1" || return 1
     ip -n "$br" link set "v$3" master br0 up
     ip -n "$1" addr add "$net.$2/24" dev eth0
     ip -n "$1" link set eth0 up
 }
 
+# a namespace may only pick a congestion control the host allows
+allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control 2>/dev/null)
+case " $allowed " in
+*" $cc "*) ;;
+*) modprobe -q "tcp_$cc" 2>/dev/null
+   sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed $cc" ||
+       { echo "cluster.sh: cannot allow congestion control $cc" >&2; exit 1; } ;;
+esac
 ip netns add "$br" || exit 1
 ip -n "$br" link add br0 type bridge forward_delay 0 stp_state 0 && ip -n "$br" link set br0 up || exit 1
 mkns "$head" 1 0 || exit 1
