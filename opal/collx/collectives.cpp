@@ -103,9 +103,22 @@ int collx_hier_level_tree(int coll, size_t message_bytes, int up, int level_rank
 // module's, its many messages cost what 4 or 8 ranks on 2 cores count;
 // below 32 KiB the module's fewer messages won.  The ratio's threshold, 6,
 // lies between the two.
+int collx_links_slow(const collx_machine_t *mach) {
+    return mach != nullptr && mach->inter_beta_us >= COLLX_SLOW_LINK_RATIO * mach->intra_beta_us;
+}
+
 int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes) {
-    return mach != nullptr && block_bytes >= COLLX_ALLGATHER_RING_MIN_BYTES &&
-           mach->inter_beta_us >= COLLX_ALLGATHER_RING_LINK_RATIO * mach->intra_beta_us;
+    return block_bytes >= COLLX_ALLGATHER_RING_MIN_BYTES && collx_links_slow(mach);
+}
+
+int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach) {
+    if (mach == nullptr || collx_links_slow(mach)) return 0;
+    switch (coll) {
+    case COLLX_COLL_BCAST: return bytes >= COLLX_FAST_LINKS_BCAST_MIN_BYTES;
+    case COLLX_COLL_ALLGATHER:
+    case COLLX_COLL_ALLGATHERV: return bytes >= COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES;
+    default: return 0;
+    }
 }
 
 int collx_allgather_node_ring(size_t block_bytes, int nnodes, int size) {

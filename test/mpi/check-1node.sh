@@ -461,6 +461,31 @@ allgather_default() (  # the built-in allgather: the node ring from blocks of 32
 )
 step "built-in allgather(v): the node ring from blocks of 32 KiB on 2 nodes or more, blocking or not, any placement; below, the levels; the leaders' collx ring as a rule names it (3+1: their module)" \
     allgather_default
+fast_links_default() (  # measured links between nodes that are not slow: large blocking bcast and allgather to the previous module
+    # (one node as 2 x 2: hanx measures both links in shared memory, far below 6x apart)
+    local ok=0
+    unset OMPI_MCA_coll_hanx_tuning_file
+    said() {  # said COLL BYTES [mpirun args]: how many of the ranks' calls went to the previous module for fast links
+        local coll=$1 b=$2; shift 2
+        one_call 4 2 "$coll" "$b" "$@" | grep -c "coll:hanx: ${coll#i} of $b bytes on 2 nodes: previous module (links between nodes"
+    }
+    [ "$(said bcast 65536)" -gt 0 ] || { echo "bcast of 64 KiB: not the previous module"; ok=1; }
+    [ "$(said bcast 65532)" = 0 ] || { echo "bcast below 64 KiB: the previous module"; ok=1; }
+    [ "$(said allgather 131072)" -gt 0 ] || { echo "allgather of 128 KiB blocks: not the previous module"; ok=1; }
+    [ "$(said allgather 131068)" = 0 ] || { echo "allgather below 128 KiB blocks: the previous module"; ok=1; }
+    [ "$(one_call 4 2 allgather 131068 | grep -c "node ring")" -gt 0 ] || { echo "allgather below 128 KiB blocks: not the node ring"; ok=1; }
+    # measured only: the machine of the model's parameters keeps the levels; non-blocking calls too
+    [ "$(said bcast 1048576 --mca coll_hanx_model_measure 0)" = 0 ] || { echo "an unmeasured machine's bcast: the previous module"; ok=1; }
+    [ "$(one_call 4 2 bcast 1048576 --mca coll_hanx_model_measure 0 | grep -c "bcast levels")" -gt 0 ] ||
+        { echo "an unmeasured machine's bcast: not on the levels"; ok=1; }
+    local ib
+    ib=$(one_call 4 2 ibcast 1048576)
+    echo "$ib" | grep -Eq "coll:hanx: ibcast count [0-9]+ root" || { echo "no ibcast on hanx's schedules"; ok=1; }
+    ! echo "$ib" | grep -q "links between nodes" || { echo "an ibcast handed to the previous module"; ok=1; }
+    return $ok
+)
+step "built-in bcast from 64 KiB and allgather from 128 KiB blocks: the previous module where the measured links between nodes are not slow (blocking; not unmeasured)" \
+    fast_links_default
 ring_default() (  # the built-in large allreduce: split rails on the collx ring, blocking or not
     local out ok=0 small
     unset OMPI_MCA_coll_hanx_tuning_file

@@ -1448,6 +1448,28 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_allgather_leaders_ring(&below, 1 << 20), 0);
     ck_assert_int_eq(collx_allgather_leaders_ring(&fast_links, 1 << 20), 0);
     ck_assert_int_eq(collx_allgather_leaders_ring(nullptr, 1 << 20), 0);
+    // slow links: 6x the time per byte within a node or more
+    ck_assert_int_eq(collx_links_slow(&slow_links), 1);
+    ck_assert_int_eq(collx_links_slow(&above), 1);
+    ck_assert_int_eq(collx_links_slow(&below), 0);
+    ck_assert_int_eq(collx_links_slow(&fast_links), 0);
+    ck_assert_int_eq(collx_links_slow(nullptr), 0);
+    // fast links: bcast from 64 KiB and allgather(v) from 128 KiB blocks
+    // to the previous module; never on slow links, without a machine, or
+    // for another collective (a reduction above all)
+    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 65536, &below), 1);
+    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 65535, &below), 0);
+    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, &fast_links), 1);
+    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, &above), 0);
+    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, nullptr), 0);
+    for (int c : {COLLX_COLL_ALLGATHER, COLLX_COLL_ALLGATHERV}) {
+        ck_assert_int_eq(collx_previous_on_fast_links(c, 131072, &fast_links), 1);
+        ck_assert_int_eq(collx_previous_on_fast_links(c, 131071, &fast_links), 0);
+        ck_assert_int_eq(collx_previous_on_fast_links(c, 1 << 20, &slow_links), 0);
+    }
+    for (int c : {COLLX_COLL_REDUCE, COLLX_COLL_ALLREDUCE, COLLX_COLL_REDUCE_SCATTER,
+                  COLLX_COLL_REDUCE_SCATTER_BLOCK, COLLX_COLL_ALLTOALL, COLLX_COLL_GATHER})
+        ck_assert_int_eq(collx_previous_on_fast_links(c, 64u << 20, &fast_links), 0);
     // non-blocking: ireduce on the tree on every level at every size,
     // iallreduce below 256 KiB (between two leaders recursive doubling),
     // ibcast on the modules

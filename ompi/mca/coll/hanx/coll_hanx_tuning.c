@@ -330,12 +330,26 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
                 const collx_machine_t mach = machine(m);
                 if (collx_allgather_leaders_ring(&mach, bytes)) out->up_tree = COLLX_TREE_RING;
             }
-            /* a bandwidth-bound call on measured links: the model's; not
-             * a reduction, whose bits depend on the algorithm, which a
-             * measurement may change from run to run (the rules do not) */
-            if (m->measured && COLLX_COLL_REDUCE != coll && COLLX_COLL_ALLREDUCE != coll &&
-                !is_reduce_scatter(coll) &&
-                collx_model_bandwidth_bound(coll, &m->machine, bytes, m->size))
+            /* a large blocking bcast or allgather on measured links
+             * between nodes that are not the bottleneck: the previous
+             * module (measured blocking only; the model,
+             * whose links share their rate among a node's flows, does not
+             * describe them); else a bandwidth-bound call on measured
+             * links: the model's; neither for a reduction, whose bits
+             * depend on the algorithm, which a measurement may change from
+             * run to run (the rules do not) */
+            const size_t per = COLLX_COLL_ALLGATHERV == coll ? bytes / (size_t)m->size : bytes;
+            if (!nonblocking && m->measured &&
+                collx_previous_on_fast_links(coll, per, &m->machine)) {
+                out->algorithm = "previous";
+                HANX_LOG(10, "coll:hanx: %s of %zu bytes on %d nodes: previous module (links "
+                             "between nodes %.1fx the time per byte within a node, below %d)",
+                         collective, bytes, m->nnodes,
+                         m->machine.inter_beta_us / m->machine.intra_beta_us,
+                         COLLX_SLOW_LINK_RATIO);
+            } else if (m->measured && COLLX_COLL_REDUCE != coll && COLLX_COLL_ALLREDUCE != coll &&
+                       !is_reduce_scatter(coll) &&
+                       collx_model_bandwidth_bound(coll, &m->machine, bytes, m->size))
                 model_choice(m, coll, bytes, NULL, out);
         }
         if (is_reduce_scatter(coll)) reduce_scatter_rings(NULL, out);

@@ -256,19 +256,42 @@ typedef struct collx_machine {
     double inter_alpha_us, inter_beta_us;
     double gamma_us;
 } collx_machine_t;
+/* 1 where the machine's link between nodes is its bottleneck: it takes at
+ * least COLLX_SLOW_LINK_RATIO times the time per byte of the link within a
+ * node (hanx measured 12x at 1 Gbit/s on the emulated nodes, 2.7-3.7x
+ * without a limit); 0 elsewhere or without a machine. */
+#define COLLX_SLOW_LINK_RATIO 6
+int collx_links_slow(const collx_machine_t *mach);
 /* hanx's built-in algorithm for an allgather's leaders' stage (blocking or
  * not) where coll_hanx_up_algorithm is left at its default: 1 for the
  * collx ring (the nodes' shares round the leaders, where hanx can: nodes
  * of one size, ranks in blocks by node) for blocks of
  * COLLX_ALLGATHER_RING_MIN_BYTES or more on a machine (hanx's measured one,
- * else its coll_hanx_model_* parameters) whose link between nodes takes at
- * least COLLX_ALLGATHER_RING_LINK_RATIO times the time per byte of one
- * within a node: there the ring's bandwidth wins, elsewhere its messages
- * cost more than they save; 0 for the leaders' module.  Allgather does not
- * reduce: its bits do not depend on the choice. */
+ * else its coll_hanx_model_* parameters) whose links between nodes are
+ * slow (collx_links_slow): there the ring's bandwidth wins, elsewhere its
+ * messages cost more than they save; 0 for the leaders' module.  Allgather
+ * does not reduce: its bits do not depend on the choice. */
 #define COLLX_ALLGATHER_RING_MIN_BYTES 32768
-#define COLLX_ALLGATHER_RING_LINK_RATIO 6
 int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes);
+/* hanx's built-in choice on a measured machine whose links between nodes
+ * are not slow (collx_links_slow): 1 where a bcast of
+ * COLLX_FAST_LINKS_BCAST_MIN_BYTES or more, or an allgather(v) of blocks
+ * of COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES or more (`bytes`: the message,
+ * or the average block), goes to the previous module.  There the
+ * hierarchy's advantage, each byte across a node's link once, buys
+ * nothing, and the previous module's flat algorithms, several flows at
+ * once, won: on 2x2 and 4x2 emulated nodes without a rate limit (TCP with
+ * cubic) tuned's bcast took 0.62-0.87 of hanx's hierarchical one's time on
+ * 4x2 from 64 KiB (2x2: 0.85-1.08), and tuned's allgather 0.55-0.94 of the
+ * node ring's from blocks of 128 KiB (the node ring 0.56-0.89 of tuned's
+ * at 32-64 KiB); the cost model, whose links share their bandwidth among
+ * a node's flows, predicted tuned's allgather 2.7x slower than it ran
+ * (docs/benchmarks.md, "Fast links: the previous module").  Never for a
+ * reduction, whose bits must not depend on a measurement, nor without a
+ * machine. */
+#define COLLX_FAST_LINKS_BCAST_MIN_BYTES 65536
+#define COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES 131072
+int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach);
 /* What hanx can run for a call, as the model names them. */
 enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorithms) */
        COLLX_MODEL_HIER,     /* hanx's levels, pipelined in its segments */
