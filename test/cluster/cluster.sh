@@ -50,7 +50,7 @@
 # (e.g. --map-by node for round-robin).  Needs root (ip netns).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-nodes=2 per=2 slots="" rate="" tmo=600 cc=${COLLX_CLUSTER_CC:-cubic}
+nodes=2 per=2 slots="" rate="" tmo=600 cc=${COLLX_CLUSTER_CC:-cubic} cc_asked=${COLLX_CLUSTER_CC:+1}
 burst=81920  # the bucket's burst in bytes (80 KiB: see --rate)
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -59,7 +59,7 @@ while [ $# -gt 0 ]; do
     --slots) slots=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --timeout) tmo=$2; shift 2 ;;
-    --cc) cc=$2; shift 2 ;;
+    --cc) cc=$2 cc_asked=1; shift 2 ;;
     --) shift; break ;;
     -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
     *) echo "cluster.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -96,21 +96,32 @@ trap 'exit 130' INT TERM
 mkns() {  # mkns NAME ADDRESS-LAST-OCTET INDEX
     ip netns add "$1" || return 1
     ip -n "$1" link set lo up
-    ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$cc" 2>/dev/null ||
-        { echo "cluster.sh: congestion control $cc not available" >&2; return 1; }
+    if [ -n "$cc" ] && ! ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$cc" 2>/dev/null; then
+        [ -z "$cc_asked" ] || { echo "cluster.sh: congestion control $cc not available" >&2; return 1; }
+        cc_warn
+    fi
     ip -n "$br" link add "v$3" type veth peer name eth0 netns "$1" || return 1
     ip -n "$br" link set "v$3" master br0 up
     ip -n "$1" addr add "$net.$2/24" dev eth0
     ip -n "$1" link set eth0 up
 }
 
+cc_warn() {  # the default congestion control cannot be set: the host's stays (said once)
+    echo "cluster.sh: warning: cannot set the nodes' congestion control to $cc; they keep the" \
+         "host's ($(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)), and with bbr" \
+         "figures without a rate limit depend on each process's history (docs/testing.md)" >&2
+    cc=""
+}
 # a namespace may only pick a congestion control the host allows
 allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control 2>/dev/null)
 case " $allowed " in
 *" $cc "*) ;;
 *) modprobe -q "tcp_$cc" 2>/dev/null
-   sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed $cc" ||
-       { echo "cluster.sh: cannot allow congestion control $cc" >&2; exit 1; } ;;
+   if ! sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed $cc" 2>/dev/null; then
+       # asked for: an error; the default: the host's stays, said once
+       [ -z "$cc_asked" ] || { echo "cluster.sh: cannot allow congestion control $cc" >&2; exit 1; }
+       cc_warn
+   fi ;;
 esac
 ip netns add "$br" || exit 1
 ip -n "$br" link add br0 type bridge forward_delay 0 stp_state 0 && ip -n "$br" link set br0 up || exit 1
