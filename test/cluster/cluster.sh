@@ -34,9 +34,10 @@
 #                   such packet into MTU-sized ones, a packet storm that costs
 #                   more retransmits on 2 cores than it saves burst
 #   --cc NAME       the nodes' TCP congestion control (default $COLLX_CLUSTER_CC,
-#                   else cubic, Linux's and Debian's default): set in each
-#                   node's namespace, so
-#                   the emulated links do not depend on the host's choice.
+#                   else cubic, Linux's and Debian's default), set in each
+#                   node's namespace so that the emulated links do not depend
+#                   on the host's choice (where the host forbids the default,
+#                   its own stays, with a warning; a named one is an error).
 #                   With bbr (some hosts' default) a connection paces itself
 #                   at its measured bandwidth once its first transfer of
 #                   about 1 MiB ends BBR's start-up, and on 2 cores that
@@ -61,7 +62,7 @@ while [ $# -gt 0 ]; do
     --timeout) tmo=$2; shift 2 ;;
     --cc) cc=$2 cc_asked=1; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,48p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,49p' "$0"; exit 0 ;;
     *) echo "cluster.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -117,7 +118,8 @@ allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control 2>/dev/null)
 case " $allowed " in
 *" $cc "*) ;;
 *) modprobe -q "tcp_$cc" 2>/dev/null
-   if ! sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed $cc" 2>/dev/null; then
+   if [ -z "$allowed" ] ||  # (unreadable: never overwrite the host's list)
+       ! sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed $cc" 2>/dev/null; then
        # asked for: an error; the default: the host's stays, said once
        [ -z "$cc_asked" ] || { echo "cluster.sh: cannot allow congestion control $cc" >&2; exit 1; }
        cc_warn

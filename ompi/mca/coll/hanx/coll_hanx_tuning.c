@@ -332,12 +332,12 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
             }
             /* a large blocking bcast or allgather on measured links
              * between nodes that are not the bottleneck: the previous
-             * module (measured blocking only; the model,
-             * whose links share their rate among a node's flows, does not
-             * describe them); else a bandwidth-bound call on measured
-             * links: the model's; neither for a reduction, whose bits
-             * depend on the algorithm, which a measurement may change from
-             * run to run (the rules do not) */
+             * module (the model, whose links share their rate among a
+             * node's flows, does not describe them; non-blocking calls
+             * were not measured so); else a bandwidth-bound call on
+             * measured links: the model's; neither for a reduction, whose
+             * bits depend on the algorithm, which a measurement may change
+             * from run to run (the rules do not) */
             const size_t per = COLLX_COLL_ALLGATHERV == coll ? bytes / (size_t)m->size : bytes;
             if (!nonblocking && m->measured &&
                 collx_previous_on_fast_links(coll, per, &m->machine)) {
