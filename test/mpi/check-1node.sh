@@ -616,11 +616,18 @@ model_one_flag() (  # the one flag: the measured model refines the built-in choi
     [ "$(echo "$out" | grep -c "coll:hanx: model: ")" -gt 0 ] || { echo "the model decided no big call"; ok=1; }
     # never a reduction: a measured choice may change from run to run, and with it the bits
     echo "$out" | grep -Eq "coll:hanx: model: (reduce|allreduce) " && { echo "the model decided a reduction"; ok=1; }
-    # what it chose ran: its LP chains and previous-module calls are the only ones here
-    for c in "flat:pipeline$|one collx pipeline tree over all ranks" "previous$|previous module \(tuning\)"; do
-        [ "$(echo "$out" | grep -Ec "coll:hanx: model: .*: ${c%%|*}")" = "$(echo "$out" | grep -Ec "${c#*|}")" ] ||
-            { echo "the model's choices and the runs differ: $c"; ok=1; }
-    done
+    # what it chose ran: its LP chains are the only ones here, and the previous module's calls are
+    # its choices and the fast links' hand-overs (one node: both links in shared memory)
+    local chains model_prev fast runs
+    chains=$(echo "$out" | grep -Ec "coll:hanx: model: .*: flat:pipeline$")
+    [ "$chains" = "$(echo "$out" | grep -c "one collx pipeline tree over all ranks")" ] ||
+        { echo "the model's LP chains and the runs differ"; ok=1; }
+    model_prev=$(echo "$out" | grep -Ec "coll:hanx: model: .*: previous$")
+    fast=$(echo "$out" | grep -c "previous module (links between nodes")
+    runs=$(echo "$out" | grep -c "previous module (tuning)")
+    [ $((model_prev + fast)) = "$runs" ] ||
+        { echo "previous module: $model_prev model choices + $fast fast-link hand-overs, $runs runs"; ok=1; }
+    [ "$fast" -gt 0 ] || { echo "no fast-link hand-over on one node"; ok=1; }
     # coll_hanx_model_measure 0: the built-in rules alone
     out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_verbose 10 --mca coll_hanx_model_measure 0 \
           "$CHECKER" --quick --big --colls "bcast,allreduce" --seed 38)
