@@ -279,14 +279,16 @@ int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes
  * of COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES or more (`bytes`: the message,
  * or the average block), goes to the previous module.  There the
  * hierarchy's advantage, each byte across a node's link once, buys
- * nothing, and the previous module's flat algorithms, several flows at
+ * little, and the previous module's flat algorithms, several flows at
  * once, won: on 2x2 and 4x2 emulated nodes without a rate limit (TCP with
- * cubic) tuned's bcast took 0.62-0.87 of hanx's hierarchical one's time on
- * 4x2 from 64 KiB (2x2: 0.85-1.08), and tuned's allgather 0.55-0.94 of the
- * node ring's from blocks of 128 KiB (the node ring 0.56-0.89 of tuned's
- * at 32-64 KiB); the cost model, whose links share their bandwidth among
- * a node's flows, predicted tuned's allgather 2.7x slower than it ran
- * (docs/benchmarks.md, "Fast links: the previous module").  Never for a
+ * cubic) tuned's bcast took 0.62-0.91 of hanx's hierarchical one's time on
+ * 4x2 from 64 KiB (2x2: 0.79-0.96 up to 512 KiB, 1.02-1.33 above), and
+ * tuned's allgather 0.55-0.94 of the node ring's from blocks of 128 KiB
+ * (the node ring 0.56-0.87 of tuned's at 32-64 KiB); the cost model, whose
+ * links share their bandwidth among a node's flows, predicted tuned's
+ * allgather 2.7x slower than it ran (docs/benchmarks.md, "Fast links: the
+ * previous module").  2x2's levels from 1 MiB are given up for 4x2's
+ * gain; the shape is not a measurement's to tell.  Never for a
  * reduction, whose bits must not depend on a measurement, nor without a
  * machine. */
 #define COLLX_FAST_LINKS_BCAST_MIN_BYTES 65536
