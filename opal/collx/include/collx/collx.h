@@ -287,8 +287,8 @@ int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes
  * (the node ring 0.56-0.87 of tuned's at 32-64 KiB); the cost model, whose
  * links share their bandwidth among a node's flows, predicted tuned's
  * allgather 2.7x slower than it ran (docs/benchmarks.md, "Fast links: the
- * previous module").  2x2's levels from 1 MiB are given up for 4x2's
- * gain; the shape is not a measurement's to tell.  Never for a
+ * previous module").  2x2's levels, ahead from 1 MiB, are given up for
+ * 4x2's gain.  Never for a
  * reduction, whose bits must not depend on a measurement, nor without a
  * machine. */
 #define COLLX_FAST_LINKS_BCAST_MIN_BYTES 65536
