@@ -97,17 +97,16 @@ trap 'exit 130' INT TERM
 mkns() {  # mkns NAME ADDRESS-LAST-OCTET INDEX
     ip netns add "$1" || return 1
     ip -n "$1" link set lo up
-    if [ -n "$cc" ] && ! ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$cc" 2>/dev/null; then
-        [ -z "$cc_asked" ] || { echo "cluster.sh: congestion control $cc not available" >&2; return 1; }
-        cc_warn
-    fi
+    [ -z "$cc" ] || ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$cc" 2>/dev/null ||
+        cc_unavailable "not available"
     ip -n "$br" link add "v$3" type veth peer name eth0 netns "$1" || return 1
     ip -n "$br" link set "v$3" master br0 up
     ip -n "$1" addr add "$net.$2/24" dev eth0
     ip -n "$1" link set eth0 up
 }
 
-cc_warn() {  # the default congestion control cannot be set: the host's stays (said once)
+cc_unavailable() {  # cc_unavailable WHY: one asked for is an error; the default: the host's stays (said once)
+    [ -z "$cc_asked" ] || { echo "cluster.sh: congestion control $cc $1" >&2; exit 1; }
     echo "cluster.sh: warning: cannot set the nodes' congestion control to $cc; they keep the" \
          "host's ($(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null)), and with bbr" \
          "figures without a rate limit depend on each process's history (docs/testing.md)" >&2
@@ -118,12 +117,10 @@ allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control 2>/dev/null)
 case " $allowed " in
 *" $cc "*) ;;
 *) modprobe -q "tcp_$cc" 2>/dev/null
-   if [ -z "$allowed" ] ||  # (unreadable: never overwrite the host's list)
-       ! sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed $cc" 2>/dev/null; then
-       # asked for: an error; the default: the host's stays, said once
-       [ -z "$cc_asked" ] || { echo "cluster.sh: cannot allow congestion control $cc" >&2; exit 1; }
-       cc_warn
-   fi ;;
+   # (an unreadable list is never overwritten)
+   [ -n "$allowed" ] &&
+       sysctl -qw net.ipv4.tcp_allowed_congestion_control="$allowed $cc" 2>/dev/null ||
+       cc_unavailable "cannot be allowed" ;;
 esac
 ip netns add "$br" || exit 1
 ip -n "$br" link add br0 type bridge forward_delay 0 stp_state 0 && ip -n "$br" link set br0 up || exit 1

@@ -267,13 +267,20 @@ static void builtin_reduce_scatter(const mca_coll_hanx_module_t *m, int coll, si
     if (collx_reduce_scatter_builtin(vector, m->nnodes, m->split_parts)) out->algorithm = "split";
 }
 
+/* The size the built-in rules take for a call of `bytes`: an
+ * allgatherv's average block (its `bytes` are the whole), else `bytes`. */
+static size_t rule_bytes(const mca_coll_hanx_module_t *m, int coll, size_t bytes)
+{
+    return COLLX_COLL_ALLGATHERV == coll ? bytes / (size_t)m->size : bytes;
+}
+
 /* The one flag's allgather(v) (collx_allgather_node_ring, on the average
  * block): the node ring, or the levels as *out already says. */
 static void builtin_allgather(const mca_coll_hanx_module_t *m, int coll, size_t bytes,
                               hanx_choice_t *out)
 {
-    const size_t block = COLLX_COLL_ALLGATHERV == coll ? bytes / (size_t)m->size : bytes;
-    if (collx_allgather_node_ring(block, m->nnodes, m->size)) out->algorithm = "node_ring";
+    if (collx_allgather_node_ring(rule_bytes(m, coll, bytes), m->nnodes, m->size))
+        out->algorithm = "node_ring";
 }
 
 /* A reduce_scatter(_block) on split rails, however chosen (built in, a
@@ -338,9 +345,8 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
              * measured links: the model's; neither for a reduction, whose
              * bits depend on the algorithm, which a measurement may change
              * from run to run (the rules do not) */
-            const size_t per = COLLX_COLL_ALLGATHERV == coll ? bytes / (size_t)m->size : bytes;
             if (!nonblocking && m->measured &&
-                collx_previous_on_fast_links(coll, per, &m->machine)) {
+                collx_previous_on_fast_links(coll, rule_bytes(m, coll, bytes), &m->machine)) {
                 out->algorithm = "previous";
                 HANX_LOG(10, "coll:hanx: %s of %zu bytes on %d nodes: previous module (links "
                              "between nodes %.1fx the time per byte within a node, below %d)",

@@ -258,7 +258,7 @@ typedef struct collx_machine {
 } collx_machine_t;
 /* 1 where the machine's link between nodes is its bottleneck: it takes at
  * least COLLX_SLOW_LINK_RATIO times the time per byte of the link within a
- * node (hanx measured 12x at 1 Gbit/s on the emulated nodes, 2.7-3.7x
+ * node (hanx measured 12-26x at 1 Gbit/s on the emulated nodes, 2.7-3.7x
  * without a limit); 0 elsewhere or without a machine. */
 #define COLLX_SLOW_LINK_RATIO 6
 int collx_links_slow(const collx_machine_t *mach);
@@ -288,9 +288,8 @@ int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes
  * links share their bandwidth among a node's flows, predicted tuned's
  * allgather 2.7x slower than it ran (docs/benchmarks.md, "Fast links: the
  * previous module").  2x2's levels, ahead from 1 MiB, are given up for
- * 4x2's gain.  Never for a
- * reduction, whose bits must not depend on a measurement, nor without a
- * machine. */
+ * 4x2's gain.  Never for a reduction, whose bits must not depend on a
+ * measurement, nor without a machine. */
 #define COLLX_FAST_LINKS_BCAST_MIN_BYTES 65536
 #define COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES 131072
 int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach);
