@@ -145,6 +145,11 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d /tmp/collx-cluster.XXXXXX)
 cleanup_work() { rm -rf "$work"; cleanup; }
 trap cleanup_work EXIT
+# hanx keeps the machines it measures (coll_hanx_model_cache) for this
+# cluster's life only, unless the caller says where: the nodes' names (the
+# prefix's pid) are new each time, and the next cluster's links may have
+# another rate
+export OMPI_MCA_coll_hanx_model_cache=${OMPI_MCA_coll_hanx_model_cache:-$work/machines}
 # Ranks by node (block) unless the caller maps them: Open MPI 5's PRRTE
 # would otherwise map by core and fill the first node past its slots.
 cat > "$work/mpirun" <<WRAP

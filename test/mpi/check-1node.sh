@@ -486,6 +486,46 @@ fast_links_default() (  # measured links between nodes that are not slow: large 
 )
 step "built-in bcast from 64 KiB and allgather from 128 KiB blocks: the previous module where the measured links between nodes are not slow (blocking; not unmeasured)" \
     fast_links_default
+model_cache() (  # coll_hanx_model_cache: the first run keeps its nodes' machine, later runs take it; only then does a large allreduce follow it
+    # (one node as 2 x 2: both links in shared memory, far below 6x apart: fast links)
+    local ok=0 dir out f
+    unset OMPI_MCA_coll_hanx_tuning_file
+    dir=$(mktemp -d) || return 1
+    f=$dir/cache/machines
+    call() {  # call FILE NP BYTES: allreduce of BYTES on NP ranks as NP/2 x 2, the cache in FILE
+        one_call "$2" 2 allreduce "$3" --mca coll_hanx_model_cache "$1"
+    }
+    handed() { grep -c "coll:hanx: allreduce of $1 bytes on [0-9]* nodes: previous module (links between nodes .*; machine kept)"; }
+    out=$(call "$f" 4 1048576)
+    echo "$out" | grep -q "machine measured, kept in $f:" || { echo "the first run did not keep its machine"; ok=1; }
+    [ "$(grep -c "^[0-9a-f]\{16\} 2x2 " "$f" 2>/dev/null)" = 1 ] || { echo "no 2x2 line in the file"; ok=1; }
+    [ "$(echo "$out" | handed 1048576)" -gt 0 ] || { echo "the first run's 1 MiB allreduce: not the previous module"; ok=1; }
+    out=$(call "$f" 4 1048576)
+    echo "$out" | grep -q "machine found in $f:" || { echo "the second run did not take the kept machine"; ok=1; }
+    ! echo "$out" | grep -q "latencies with the other ranks asleep" || { echo "the second run measured"; ok=1; }
+    [ "$(echo "$out" | handed 1048576)" -gt 0 ] || { echo "the second run's 1 MiB allreduce: not the previous module"; ok=1; }
+    [ "$(call "$f" 4 1048572 | grep -c "previous module (links")" = 0 ] || { echo "an allreduce below 1 MiB: the previous module"; ok=1; }
+    # other nodes (3 x 2): a line of their own
+    call "$f" 6 8 | grep -q "machine measured, kept in $f:" || { echo "3 x 2 did not measure"; ok=1; }
+    [ "$(grep -c "^[0-9a-f]\{16\} " "$f")" = 2 ] || { echo "not two machines in the file"; ok=1; }
+    # nothing kept (none; a file that cannot be written): the allreduce does not follow the measurement
+    [ "$(call none 4 1048576 | grep -c "previous module (links")" = 0 ] || { echo "no cache: the previous module"; ok=1; }
+    out=$(call "$f/x/machines" 4 1048576)  # (a directory where a file is)
+    echo "$out" | grep -q "could not keep the measured machine (cannot make $f/x" || { echo "no word of a cache that cannot be written"; ok=1; }
+    [ "$(echo "$out" | grep -c "previous module (links")" = 0 ] || { echo "an unwritable cache: the previous module"; ok=1; }
+    # a damaged file: measured again, its lines replaced by good ones
+    printf 'junk\n0000000000000001 2x2 1 2\n' > "$dir/bad"
+    call "$dir/bad" 4 8 | grep -q "machine measured, kept in $dir/bad:" || { echo "a damaged file: not measured and kept"; ok=1; }
+    [ "$(grep -vc "^#" "$dir/bad")" = 1 ] || { echo "a damaged file's bad lines stayed"; ok=1; }
+    # the results with the kept machine (large allreduces on the previous module)
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_model_cache "$f" "$CHECKER" --quick --big --colls allreduce --seed 41)
+    echo "$out" | grep "collx_check:" | tail -1
+    echo "$out" | grep -q " 0 failed" || ok=1
+    rm -rf "$dir"
+    return $ok
+)
+step "coll_hanx_model_cache: the first run keeps its nodes' measured machine, later runs take it; on a kept machine with fast links an allreduce from 1 MiB goes to the previous module, on none or an unwritable file not" \
+    model_cache
 ring_default() (  # the built-in large allreduce: split rails on the collx ring, blocking or not
     local out ok=0 small
     unset OMPI_MCA_coll_hanx_tuning_file

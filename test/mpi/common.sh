@@ -14,6 +14,10 @@ export PMIX_MCA_mca_base_component_show_load_errors=0
 # hanx's own algorithms at every size in every test (its built-in defaults
 # hand large allgather/alltoall blocks back; a step checks that separately)
 export OMPI_MCA_coll_hanx_tuning_file="$COLLX_SRCDIR/contrib/tuning/hierarchical.json"
+# every run measures its machine, as the steps expect: none kept from one
+# run to the next (coll_hanx_model_cache; check-1node's step model_cache
+# checks the file)
+export OMPI_MCA_coll_hanx_model_cache=none
 CHECKER="$COLLX_BUILDDIR/test/mpi/collx_check"
 # The checker's full matrix in the long steps, or with COLLX_QUICK=1 (CI's
 # second series, Open MPI 5.0: the full matrices run on 4.1) its quick one.

@@ -1,9 +1,14 @@
 // Unit tests of the collx core (Check): tree shapes, segmentation, and the
 // event-driven bcast/reduce executed on a simulated in-process transport
 // against sequentially computed references.
+// (<filesystem> before check.h, whose fail() macro its streams would meet)
+#include <filesystem>
+
 #include <check.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -19,6 +24,168 @@
 #include "tree.hpp"
 
 using namespace collx;
+
+// ------------------------------------------------------- machine cache
+
+namespace {
+// a fresh directory under /tmp for one test's files, removed with it
+struct TempDir {
+    std::string path;
+    TempDir() {
+        char tmpl[] = "/tmp/collx-machines-XXXXXX";
+        const char *d = mkdtemp(tmpl);
+        ck_assert_ptr_nonnull(d);
+        path = d;
+    }
+    ~TempDir() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+    }
+};
+
+std::vector<std::string> file_lines(const std::string &path) {
+    std::vector<std::string> lines;
+    FILE *f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return lines;
+    char buf[1024];
+    while (std::fgets(buf, sizeof(buf), f)) lines.emplace_back(buf);
+    std::fclose(f);
+    return lines;
+}
+}  // namespace
+
+START_TEST(machine_key_is_the_nodes_in_any_order) {
+    const uint64_t a = collx_host_digest("node-a"), b = collx_host_digest("node-b");
+    ck_assert(a != b);
+    ck_assert(a != 0 && collx_host_digest("") != 0 && collx_host_digest(nullptr) != 0);
+    ck_assert(a == collx_host_digest("node-a"));
+    // nodes (host, ranks) summed in any order, as an MPI_SUM would
+    auto key = [](std::vector<std::pair<uint64_t, int>> nodes) {
+        uint64_t sum = 0;
+        for (const auto &[host, size] : nodes) sum += collx_machine_node_term(host, size);
+        return collx_machine_key(sum, static_cast<int>(nodes.size()));
+    };
+    const uint64_t k = key({{a, 2}, {b, 2}});
+    ck_assert(k != 0);
+    ck_assert(k == key({{b, 2}, {a, 2}}));
+    // which node holds how many ranks matters, and so do the hosts and
+    // the number of nodes
+    ck_assert(key({{a, 3}, {b, 1}}) == key({{b, 1}, {a, 3}}));
+    ck_assert(key({{a, 3}, {b, 1}}) != key({{a, 1}, {b, 3}}));
+    ck_assert(key({{a, 3}, {b, 1}}) != k);
+    ck_assert(key({{a, 2}, {a, 2}}) != k);
+    ck_assert(key({{a, 2}}) != key({{a, 2}, {b, 0}}));
+    ck_assert(key({{a, 2}, {b, 2}, {a, 2}, {b, 2}}) != k);
+    // (1-64 nodes of 1-8 ranks: no two keys alike)
+    std::vector<uint64_t> keys;
+    for (int n = 1; n <= 64; ++n)
+        for (int size = 1; size <= 8; ++size) {
+            std::vector<std::pair<uint64_t, int>> nodes;
+            for (int i = 0; i < n; ++i)
+                nodes.emplace_back(collx_host_digest(("n" + std::to_string(i)).c_str()), size);
+            keys.push_back(key(nodes));
+        }
+    std::sort(keys.begin(), keys.end());
+    ck_assert(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+}
+END_TEST
+
+START_TEST(machine_cache_keeps_and_finds_the_exact_values) {
+    const TempDir dir;
+    const std::string path = dir.path + "/sub/dir/machines";
+    const double v[7] = {1.25e-6, 3.0e-3 / 7, 1e-300, -1, 0.1, 6.02214076e23, 2.5e-7};
+    double got[7] = {0};
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 42, got, 7), 0);  // no file
+    char err[256] = "";
+    ck_assert_int_eq(collx_machine_cache_keep(path.c_str(), 42, "2x2", v, 7, err, sizeof(err)), 0);
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 42, got, 7), 1);
+    ck_assert_int_eq(std::memcmp(got, v, sizeof(v)), 0);  // bit for bit
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 43, got, 7), 0);
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 42, got, 6), 0);  // another layout
+    // another machine beside it; the same key again replaces its line
+    double w[7];
+    for (int i = 0; i < 7; ++i) w[i] = v[i] * 2;
+    ck_assert_int_eq(collx_machine_cache_keep(path.c_str(), 7, "4 x2#", w, 7, err, sizeof(err)), 0);
+    ck_assert_int_eq(collx_machine_cache_keep(path.c_str(), 42, "2x2", w, 7, err, sizeof(err)), 0);
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 42, got, 7), 1);
+    ck_assert_int_eq(std::memcmp(got, w, sizeof(w)), 0);
+    const auto lines = file_lines(path);
+    ck_assert_uint_eq(lines.size(), 3);  // the header and two machines
+    ck_assert(lines[0][0] == '#');
+    ck_assert(lines[1].rfind("0000000000000007 4_x2_ ", 0) == 0);  // (a word for people)
+    ck_assert(lines[2].rfind("000000000000002a 2x2 ", 0) == 0);
+}
+END_TEST
+
+START_TEST(machine_cache_ignores_bad_lines_and_keeps_the_newest) {
+    const TempDir dir;
+    const std::string path = dir.path + "/machines";
+    FILE *f = std::fopen(path.c_str(), "w");
+    ck_assert_ptr_nonnull(f);
+    std::fputs("garbage\n"
+               "000000000000002a 2x2 1 2 3\n"           // too few values
+               "000000000000002a 2x2 1 2 3 4 5 6 7 8\n" // too many
+               "000000000000002a 2x2 1 2 3 4 5 six 7\n"
+               "00000000002a 2x2 1 2 3 4 5 6 7\n"       // a short key
+               "0000000000000000 2x2 1 2 3 4 5 6 7\n"   // no key is 0
+               "000000000000002a 2x2 1 2 3 4 5 6 7\n"
+               "# 000000000000002b 2x2 1 2 3 4 5 6 7\n",
+               f);
+    std::fclose(f);
+    double got[7] = {0};
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 42, got, 7), 1);
+    ck_assert(got[0] == 1 && got[6] == 7);
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 43, got, 7), 0);
+    // keeping drops the malformed lines, and beyond COLLX_MACHINE_CACHE_LINES
+    // machines the oldest
+    const double v[7] = {1, 1, 1, 1, 1, 1, 1};
+    char err[256];
+    for (uint64_t k = 100; k < 100 + COLLX_MACHINE_CACHE_LINES + 5; ++k)
+        ck_assert_int_eq(collx_machine_cache_keep(path.c_str(), k, "x", v, 7, err, sizeof(err)), 0);
+    ck_assert_uint_eq(file_lines(path).size(), 1 + COLLX_MACHINE_CACHE_LINES);
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 42, got, 7), 0);
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 104, got, 7), 0);
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 105, got, 7), 1);
+    ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 100 + COLLX_MACHINE_CACHE_LINES + 4, got,
+                                              7),
+                     1);
+}
+END_TEST
+
+START_TEST(machine_cache_says_why_it_cannot_keep) {
+    const TempDir dir;
+    const std::string file = dir.path + "/a-file";
+    FILE *f = std::fopen(file.c_str(), "w");
+    ck_assert_ptr_nonnull(f);
+    std::fclose(f);
+    const double v[7] = {1, 2, 3, 4, 5, 6, 7};
+    char err[256] = "";
+    // a directory where a file is
+    ck_assert_int_eq(collx_machine_cache_keep((file + "/machines").c_str(), 1, "x", v, 7, err,
+                                              sizeof(err)),
+                     -1);
+    ck_assert(std::strstr(err, "cannot make") != nullptr);
+    ck_assert_int_eq(collx_machine_cache_keep("", 1, "x", v, 7, err, sizeof(err)), -1);
+    double got[7];
+    ck_assert_int_eq(collx_machine_cache_find((file + "/machines").c_str(), 1, got, 7), 0);
+    // the default place
+    char out[4096];
+    const std::string home = getenv("HOME") ? getenv("HOME") : "";
+    setenv("XDG_CACHE_HOME", "/x/cache", 1);
+    ck_assert_int_eq(collx_machine_cache_default(out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/x/cache/collx/machines");
+    setenv("XDG_CACHE_HOME", "relative", 1);  // (the spec: absolute only)
+    setenv("HOME", "/h", 1);
+    ck_assert_int_eq(collx_machine_cache_default(out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "/h/.cache/collx/machines");
+    ck_assert_int_eq(collx_machine_cache_default(out, 5), -1);
+    unsetenv("XDG_CACHE_HOME");
+    unsetenv("HOME");
+    ck_assert_int_eq(collx_machine_cache_default(out, sizeof(out)), -1);
+    ck_assert_str_eq(out, "");
+    if (!home.empty()) setenv("HOME", home.c_str(), 1);
+}
+END_TEST
 
 // ------------------------------------------------------------------ trees
 
@@ -1455,21 +1622,36 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_links_slow(&fast_links), 0);
     ck_assert_int_eq(collx_links_slow(nullptr), 0);
     // fast links: bcast from 64 KiB and allgather(v) from 128 KiB blocks
-    // to the previous module; never on slow links, without a machine, or
-    // for another collective (a reduction above all)
-    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 65536, &below), 1);
-    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 65535, &below), 0);
-    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, &fast_links), 1);
-    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, &above), 0);
-    ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, nullptr), 0);
-    for (int c : {COLLX_COLL_ALLGATHER, COLLX_COLL_ALLGATHERV}) {
-        ck_assert_int_eq(collx_previous_on_fast_links(c, 131072, &fast_links), 1);
-        ck_assert_int_eq(collx_previous_on_fast_links(c, 131071, &fast_links), 0);
-        ck_assert_int_eq(collx_previous_on_fast_links(c, 1 << 20, &slow_links), 0);
+    // to the previous module, kept machine or not; allreduce from 1 MiB
+    // only on a kept one (its bits must not follow a fresh measurement);
+    // never on slow links, without a machine, or for another collective
+    for (int kept : {0, 1}) {
+        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 65536, &below, kept), 1);
+        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 65535, &below, kept), 0);
+        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, &fast_links, kept),
+                         1);
+        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, &above, kept), 0);
+        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, nullptr, kept),
+                         0);
+        for (int c : {COLLX_COLL_ALLGATHER, COLLX_COLL_ALLGATHERV}) {
+            ck_assert_int_eq(collx_previous_on_fast_links(c, 131072, &fast_links, kept), 1);
+            ck_assert_int_eq(collx_previous_on_fast_links(c, 131071, &fast_links, kept), 0);
+            ck_assert_int_eq(collx_previous_on_fast_links(c, 1 << 20, &slow_links, kept), 0);
+        }
+        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, 1 << 20, &below, kept),
+                         kept);
+        ck_assert_int_eq(
+            collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, 64u << 20, &fast_links, kept), kept);
+        ck_assert_int_eq(
+            collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, (1 << 20) - 1, &fast_links, kept), 0);
+        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, 64u << 20, &above, kept),
+                         0);
+        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, 64u << 20, nullptr, kept),
+                         0);
+        for (int c : {COLLX_COLL_REDUCE, COLLX_COLL_REDUCE_SCATTER, COLLX_COLL_REDUCE_SCATTER_BLOCK,
+                      COLLX_COLL_ALLTOALL, COLLX_COLL_GATHER})
+            ck_assert_int_eq(collx_previous_on_fast_links(c, 64u << 20, &fast_links, kept), 0);
     }
-    for (int c : {COLLX_COLL_REDUCE, COLLX_COLL_ALLREDUCE, COLLX_COLL_REDUCE_SCATTER,
-                  COLLX_COLL_REDUCE_SCATTER_BLOCK, COLLX_COLL_ALLTOALL, COLLX_COLL_GATHER})
-        ck_assert_int_eq(collx_previous_on_fast_links(c, 64u << 20, &fast_links), 0);
     // non-blocking: ireduce on the tree on every level at every size,
     // iallreduce below 256 KiB (between two leaders recursive doubling),
     // ibcast on the modules
@@ -2003,6 +2185,12 @@ int main() {
     tcase_add_test(sched, pipeline_schedule_keeps_channel_order_and_data_order);
     tcase_add_test(sched, pipeline_window_bounds_outstanding_segments);
     suite_add_tcase(s, sched);
+    TCase *machines = tcase_create("machines");
+    tcase_add_test(machines, machine_key_is_the_nodes_in_any_order);
+    tcase_add_test(machines, machine_cache_keeps_and_finds_the_exact_values);
+    tcase_add_test(machines, machine_cache_ignores_bad_lines_and_keeps_the_newest);
+    tcase_add_test(machines, machine_cache_says_why_it_cannot_keep);
+    suite_add_tcase(s, machines);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

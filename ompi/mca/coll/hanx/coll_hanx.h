@@ -65,6 +65,8 @@ typedef struct mca_coll_hanx_component_t {
      * ps/byte, inter alpha ns, inter beta ps/byte, gamma ps/byte */
     int model[5];
     int model_measure;     /* 1: measure the model's machine at each hierarchy's build */
+    char *model_cache;     /* where measured machines are kept between runs ("" the
+                            * default place, "none" nowhere): coll_hanx_model_cache */
     int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
     int root_rail;         /* bcast/reduce from a non-leader root on its rail (1) */
     char *const *up_text;  /* coll_hanx_up_algorithm's: the same for the leaders' level */
@@ -152,6 +154,10 @@ typedef struct mca_coll_hanx_module_t {
     /* the cost model's machine as measured on this communicator
      * (coll_hanx_model_measure; the same on every rank), where measured */
     int measured;
+    /* 1 where that machine is kept (coll_hanx_model_cache): taken from the
+     * file, or measured and written there; every run on these nodes then
+     * takes the same one, so that a reduction may choose by it */
+    int machine_kept;
     collx_machine_t machine;
     int flat_default;  /* coll_hanx_flat_algorithm when the hierarchy was built: -1 none */
     /* non-blocking calls: the channels' lock, and how many registrations

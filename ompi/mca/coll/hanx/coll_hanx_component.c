@@ -71,7 +71,8 @@ static int hanx_register(void)
                             "and alltoall the cost model's on the measured machine: "
                             "model_measure; where the measured link between nodes takes less "
                             "than 6x the time per byte within a node, a blocking bcast from "
-                            "64 KiB and allgather(v) from 128 KiB blocks the previous module; "
+                            "64 KiB and allgather(v) from 128 KiB blocks the previous module, "
+                            "and on a machine kept in model_cache an allreduce from 1 MiB; "
                             "an allgather(v) of 32 KiB blocks or more on 2 nodes "
                             "or more and at most 64 ranks: the node ring, every rank's block "
                             "broadcast at once round the nodes), 1 the hierarchical algorithm, 2 the "
@@ -114,6 +115,19 @@ static int hanx_register(void)
                             "latencies of the link between nodes); 0 = the parameters, "
                             "and the built-in choice never asks the model",
                             1, 0, 1, OPAL_INFO_LVL_6, &c->model_measure);
+    c->model_cache = "";
+    (void)mca_base_component_var_register(v, "model_cache",
+        "Cost model: the file where hanx keeps the machines it measured (model_measure), one "
+        "line per set of nodes (each node's host name and number of ranks), so that every "
+        "later run on the same nodes takes the first run's measurement instead of measuring "
+        "again (docs/mca-parameters.md).  Only on a kept machine does the built-in choice "
+        "let a reduction follow the measurement (on links between nodes that are not the "
+        "bottleneck, allreduce from 1 MiB: the previous module), since a reduction's bits "
+        "depend on its algorithm.  Empty: $XDG_CACHE_HOME/collx/machines, else "
+        "$HOME/.cache/collx/machines; none: keep nothing.  Delete the file, or its line, "
+        "after the network changes",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_6, MCA_BASE_VAR_SCOPE_READONLY,
+        &c->model_cache);
     collx_glue_register_int_settable(v, "bcast_segment_size",
                             "Segment size in bytes of the pipelined bcast (0: tuning file, else "
                             "256 KiB from 512 KiB messages on); settable through MPI_T",

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "coll_hanx.h"
 #include "../collx_glue/collx_glue.h"
@@ -122,7 +123,7 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
     m->nviews = m->views_full_said = 0;
     m->cur = NULL;
     m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
-    m->nnodes = m->max_node_size = m->split_parts = m->measured = 0;
+    m->nnodes = m->max_node_size = m->split_parts = m->measured = m->machine_kept = 0;
     m->my_node = -1;
     m->blocks = 0;
     pthread_mutex_init(&m->nb_lock, NULL);
@@ -360,12 +361,18 @@ static void level_preference(const char *v, char *out, size_t size)
  * chooses, alike.  A link it cannot measure (node 0 has one rank) keeps
  * the model_* parameters' values.
  * A communicator whose ranks all hold the same last result (the one their
- * last measured communicator broadcast) takes it without measuring. */
+ * last measured communicator broadcast) takes it without measuring.
+ * With coll_hanx_model_cache, rank 0 first looks for its nodes' machine
+ * in that file (keep_or_find) and, found, broadcasts it instead of
+ * measuring; else it writes what it measured there.  t[MEASURE_KEPT]
+ * says which (machine_kept). */
 #define MEASURE_BYTES 65536
 #define MEASURE_MSGS 8
 #define MEASURE_REPS 3
 #define MEASURE_PINGS 16 /* the ping-pongs' repetitions: a busy machine's latency varies most */
-#define MEASURE_RESULTS 7
+#define MEASURE_VALUES 7  /* the measurement (t[0..6], measure_machine), as kept */
+#define MEASURE_KEPT 7    /* t[7]: 0 measured, 1 measured and kept, 2 found kept */
+#define MEASURE_RESULTS 8
 #define MEASURE_NAP_NS 500000 /* a waiting rank's sleep between polls */
 
 /* the last result this process took part in (t of measure_machine), and
@@ -507,6 +514,57 @@ static void measure_quiet(struct ompi_communicator_t *comm, int rank, int intra,
     }
 }
 
+/* coll_hanx_model_cache's file in path ("" where none: "none", or no
+ * default place); 1 where there is one */
+static int cache_path(char *path, size_t size)
+{
+    const char *c = mca_coll_hanx_component.model_cache;
+    path[0] = '\0';
+    if (NULL != c && 0 == strcmp(c, "none")) return 0;
+    if (NULL != c && '\0' != c[0]) {
+        if (strlen(c) >= size) return 0;
+        strcpy(path, c);
+        return 1;
+    }
+    return 0 == collx_machine_cache_default(path, size);
+}
+
+/* The key of comm's nodes (collx_machine_key; all ranks call it): the
+ * sum of the nodes' terms (collx_machine_node_term: each node's leader's
+ * host and the node's size), as every rank has it. */
+static uint64_t nodes_key(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, int *rc)
+{
+    char host[256] = "";
+    (void)gethostname(host, sizeof(host) - 1);
+    const int rank = ompi_comm_rank(comm), leader = m->rank_at[m->node_first[m->my_node]];
+    uint64_t term = rank == leader ? collx_machine_node_term(collx_host_digest(host),
+                                                             m->node_size[m->my_node])
+                                   : 0;
+    *rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, &term, 1, MPI_UINT64_T, MPI_SUM, comm,
+                                       comm->c_coll->coll_allreduce_module);
+    return collx_machine_key(term, m->nnodes);
+}
+
+/* Rank 0 with the cache: where `found` is 0, looks for the nodes'
+ * machine (t[0..MEASURE_VALUES), MEASURE_KEPT 2 where found); else
+ * keeps the measured t there (MEASURE_KEPT 1 where written). */
+static void keep_or_find(struct ompi_communicator_t *comm, const char *path, uint64_t key,
+                         int find, const mca_coll_hanx_module_t *m, double *t)
+{
+    if (find) {
+        if (collx_machine_cache_find(path, key, t, MEASURE_VALUES)) t[MEASURE_KEPT] = 2;
+        return;
+    }
+    char shape[64], err[512];
+    snprintf(shape, sizeof(shape), "%dx%d", m->nnodes, m->max_node_size);
+    if (0 == collx_machine_cache_keep(path, key, shape, t, MEASURE_VALUES, err, sizeof(err))) {
+        t[MEASURE_KEPT] = 1;
+        return;
+    }
+    HANX_LOG(1, "coll:hanx: %s: could not keep the measured machine (%s): its reductions "
+                "choose without it (coll_hanx_model_cache)", comm->c_name, err);
+}
+
 static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     const int rank = ompi_comm_rank(comm);
@@ -526,24 +584,41 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
                                           comm->c_coll->coll_allreduce_module);
     if (OMPI_SUCCESS != rc) return rc;
     const int reuse = 0 != ids[0] && ids[0] == -ids[1]; /* all hold one and the same */
+    char path[4096] = "";
+    uint64_t key = 0;
+    int found = 0;
     if (!reuse) {
         for (int i = 0; i < MEASURE_RESULTS; ++i) t[i] = -1;
+        t[MEASURE_KEPT] = 0;
+        key = nodes_key(m, comm, &rc);
+        if (OMPI_SUCCESS != rc) return rc;
+        if (!cache_path(path, sizeof(path))) path[0] = '\0';
+        if (0 == rank && '\0' != path[0]) keep_or_find(comm, path, key, 1, m, t);
+        rc = comm->c_coll->coll_bcast(t, MEASURE_RESULTS, MPI_DOUBLE, 0, comm,
+                                      comm->c_coll->coll_bcast_module);
+        if (OMPI_SUCCESS != rc) return rc;
+        found = 2 == t[MEASURE_KEPT];
+    }
+    if (!reuse && !found) {
         const int tag = ompi_coll_base_nbc_reserve_tags(comm, 1);
         measure(comm, rank, intra, inter, tag, t);
         rc = comm->c_coll->coll_barrier(comm, comm->c_coll->coll_barrier_module);
         if (OMPI_SUCCESS != rc) return rc;
         measure_quiet(comm, rank, intra, inter, tag, t);
+        if (0 == rank && '\0' != path[0]) keep_or_find(comm, path, key, 0, m, t);
         ompi_request_t *req = MPI_REQUEST_NULL;
         rc = comm->c_coll->coll_ibcast(t, MEASURE_RESULTS, MPI_DOUBLE, 0, comm, &req,
                                        comm->c_coll->coll_ibcast_module);
         if (OMPI_SUCCESS == rc) rc = quiet_wait(&req);
         if (OMPI_SUCCESS != rc) return rc;
+    }
+    if (!reuse) {
         pthread_mutex_lock(&last_lock);
         memcpy(last_t, t, sizeof(t));
         last_id = digest(t);
         pthread_mutex_unlock(&last_lock);
     }
-    if (!reuse)
+    if (!reuse && !found)
         HANX_LOG(1, "coll:hanx: %s: latencies with the other ranks asleep: within a node %.2f us, "
                     "between nodes %.2f us (busy: %.2f, %.2f us)",
                  comm->c_name, t[5] * 1e6, t[6] * 1e6, t[0] * 1e6, t[2] * 1e6);
@@ -554,9 +629,15 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     if (t[2] > 0 && t[3] > 0) link_of(t + 2, t[6], &mc->inter_alpha_us, &mc->inter_beta_us);
     if (t[4] > 0) mc->gamma_us = t[4] * 1e6;
     m->measured = 1;
-    HANX_LOG(1, "coll:hanx: %s: machine %s: within a node %.2f us + %.4f ns/B, between "
+    m->machine_kept = t[MEASURE_KEPT] > 0;
+    const char *how = reuse                  ? (m->machine_kept ? "as measured before (kept)"
+                                                                : "as measured before")
+                      : 2 == t[MEASURE_KEPT] ? "found in "
+                      : 1 == t[MEASURE_KEPT] ? "measured, kept in "
+                                             : "measured";
+    HANX_LOG(1, "coll:hanx: %s: machine %s%s: within a node %.2f us + %.4f ns/B, between "
                 "nodes %.2f us + %.4f ns/B, a sum %.4f ns/B",
-             comm->c_name, reuse ? "as measured before" : "measured", mc->intra_alpha_us,
+             comm->c_name, how, reuse || 0 == t[MEASURE_KEPT] ? "" : path, mc->intra_alpha_us,
              mc->intra_beta_us * 1e3, mc->inter_alpha_us, mc->inter_beta_us * 1e3,
              mc->gamma_us * 1e3);
     return OMPI_SUCCESS;

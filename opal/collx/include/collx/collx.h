@@ -9,6 +9,7 @@
 #define COLLX_COLLX_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -277,22 +278,60 @@ int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes
  * are not slow (collx_links_slow): 1 where a bcast of
  * COLLX_FAST_LINKS_BCAST_MIN_BYTES or more, or an allgather(v) of blocks
  * of COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES or more (`bytes`: the message,
- * or the average block), goes to the previous module.  There the
- * hierarchy's advantage, each byte across a node's link once, buys
- * little, and the previous module's flat algorithms, several flows at
- * once, won: on 2x2 and 4x2 emulated nodes without a rate limit (TCP with
- * cubic) tuned's bcast took 0.62-0.91 of hanx's hierarchical one's time on
- * 4x2 from 64 KiB (2x2: 0.79-0.96 up to 512 KiB, 1.02-1.33 above), and
- * tuned's allgather 0.55-0.94 of the node ring's from blocks of 128 KiB
- * (the node ring 0.56-0.87 of tuned's at 32-64 KiB); the cost model, whose
- * links share their bandwidth among a node's flows, predicted tuned's
- * allgather 2.7x slower than it ran (docs/benchmarks.md, "Fast links: the
- * previous module").  2x2's levels, ahead from 1 MiB, are given up for
- * 4x2's gain.  Never for a reduction, whose bits must not depend on a
- * measurement, nor without a machine. */
+ * or the average block), or, on a `kept` machine, an allreduce of
+ * COLLX_FAST_LINKS_ALLREDUCE_MIN_BYTES or more, goes to the previous
+ * module.  There the hierarchy's advantage, each byte across a node's
+ * link once, buys little, and the previous module's flat algorithms,
+ * several flows at once, won: on 2x2 and 4x2 emulated nodes without a
+ * rate limit (TCP with cubic) tuned's bcast took 0.62-0.91 of hanx's
+ * hierarchical one's time on 4x2 from 64 KiB (2x2: 0.79-0.96 up to
+ * 512 KiB, 1.02-1.33 above), and tuned's allgather 0.55-0.94 of the node
+ * ring's from blocks of 128 KiB (the node ring 0.56-0.87 of tuned's at
+ * 32-64 KiB); the cost model, whose links share their bandwidth among a
+ * node's flows, predicted tuned's allgather 2.7x slower than it ran
+ * (docs/benchmarks.md, "Fast links: the previous module").  2x2's levels,
+ * ahead from 1 MiB, are given up for 4x2's gain.  tuned's allreduce took
+ * 0.72-0.86 of split rails' time from 1 MiB on both shapes (at 512 KiB
+ * split rails 0.92-0.95 of tuned's; "Allreduce on fast links").  A
+ * reduction's bits depend on the algorithm, so it asks only where the
+ * machine is `kept` (coll_hanx_model_cache: every run on these nodes
+ * takes the same measurement, collx_machine_cache_find); never without a
+ * machine. */
 #define COLLX_FAST_LINKS_BCAST_MIN_BYTES 65536
 #define COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES 131072
-int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach);
+#define COLLX_FAST_LINKS_ALLREDUCE_MIN_BYTES 1048576
+int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach, int kept);
+/* The measured machines hanx keeps between runs (coll_hanx_model_cache;
+ * opal/collx/machines.cpp; the file's format in docs/mca-parameters.md):
+ * a text file, one line per machine, the last COLLX_MACHINE_CACHE_LINES
+ * kept.  A machine's key is its nodes: each node's host name
+ * (collx_host_digest) and its number of ranks, in any order
+ * (collx_machine_key); 0 is never a key.  Every run on the same nodes
+ * then takes the first run's measurement, so that choices that depend on
+ * it -- a reduction's, whose bits depend on the algorithm -- are the same
+ * from run to run. */
+#define COLLX_MACHINE_CACHE_LINES 64
+uint64_t collx_host_digest(const char *name);
+/* One node's term of a machine's key: its host's digest and its number of
+ * ranks, mixed.  The key of nnodes nodes is made from the sum (modulo
+ * 2^64, so in any order: an MPI_SUM of MPI_UINT64_T) of their terms. */
+uint64_t collx_machine_node_term(uint64_t host_digest, int node_size);
+uint64_t collx_machine_key(uint64_t sum_of_terms, int nnodes);
+/* $XDG_CACHE_HOME/collx/machines where XDG_CACHE_HOME is an absolute path,
+ * else $HOME/.cache/collx/machines, in out; -1 (out empty) where neither
+ * is set or it does not fit. */
+int collx_machine_cache_default(char *out, size_t size);
+/* 1 and values[0..n) where path holds a machine of n values under key (the
+ * last such line), else 0 (no file, no such machine, or a line that is
+ * not a machine of n values: such lines are ignored). */
+int collx_machine_cache_find(const char *path, uint64_t key, double *values, int n);
+/* Writes the machine (values[0..n), its `shape` a word for people, e.g.
+ * "2x2") under key into path, replacing the key's line and dropping the
+ * oldest beyond COLLX_MACHINE_CACHE_LINES and any malformed line; makes
+ * the directories on the way.  The file is replaced at once (a new one
+ * renamed over it).  0, or -1 with the reason in err. */
+int collx_machine_cache_keep(const char *path, uint64_t key, const char *shape,
+                             const double *values, int n, char *err, size_t err_size);
 /* What hanx can run for a call, as the model names them. */
 enum { COLLX_MODEL_PREVIOUS, /* the previous module (modelled as tuned's algorithms) */
        COLLX_MODEL_HIER,     /* hanx's levels, pipelined in its segments */
