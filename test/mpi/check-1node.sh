@@ -642,16 +642,24 @@ model_one_flag() (  # the one flag: the measured model refines the built-in choi
     [ "$(echo "$out" | grep -c "machine as measured before")" -gt 0 ] ||
         { echo "no communicator took the measured machine of an earlier one"; ok=1; }
     # every call the model decided carries data of at least 16 latencies of the link between nodes
-    # (allgather: one rank's block times the ranks); the printed values are rounded: 1% slack
+    # (allgather: one rank's block times the ranks) on the machine of its communicator: one of the
+    # machines measured (the checker's communicators over some of the ranks, made after others,
+    # may hold different last results and measure again; the model's lines do not name their
+    # communicator, so a call is latency-bound where it is so on every machine); the printed
+    # values are rounded: 1% slack
     local bad
-    bad=$( { echo "$machine"; echo "$out" | grep "coll:hanx: model: "; } | awk '
-        NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "nodes") { a = $(i + 1); b = $(i + 4) / 1000 } next }
+    bad=$( { echo "$out" | grep "coll:hanx: .*: machine \(measured\|as measured before\): " |
+               sed 's/^\[[^]]*\] //; s/.*: machine [a-z ]*: /M /' | sort -u
+             echo "$out" | grep "coll:hanx: model: "; } | awk '
+        $1 == "M" { for (i = 1; i <= NF; ++i) if ($i == "nodes") { ++k; a[k] = $(i + 1); b[k] = $(i + 4) / 1000 } next }
         { for (i = 1; i <= NF; ++i) {
               if ($i == "model:") c = $(i + 1)
               if ($i == "of" && $(i + 2) == "bytes") n = $(i + 1)
               if ($i == "up" && $(i + 1) == "to") p = $(i - 3) * ($(i + 2) + 0) }
           d = n * (c ~ /allgather|alltoall/ ? p : 1)
-          if (d * b < 0.99 * 16 * a) print }' | head -3)
+          latency = 1
+          for (j = 1; j <= k; ++j) if (d * b[j] >= 0.99 * 16 * a[j]) latency = 0
+          if (latency) print }' | head -3)
     [ -z "$bad" ] || { echo "the model decided latency-bound calls:"; echo "$bad"; ok=1; }
     [ "$(echo "$out" | grep -c "coll:hanx: model: ")" -gt 0 ] || { echo "the model decided no big call"; ok=1; }
     # never a reduction: a measured choice may change from run to run, and with it the bits
