@@ -43,6 +43,13 @@ struct TempDir {
     }
 };
 
+void write_file(const std::string &path, const char *text) {
+    FILE *f = std::fopen(path.c_str(), "w");
+    ck_assert_ptr_nonnull(f);
+    std::fputs(text, f);
+    std::fclose(f);
+}
+
 std::vector<std::string> file_lines(const std::string &path) {
     std::vector<std::string> lines;
     FILE *f = std::fopen(path.c_str(), "r");
@@ -120,18 +127,15 @@ END_TEST
 START_TEST(machine_cache_ignores_bad_lines_and_keeps_the_newest) {
     const TempDir dir;
     const std::string path = dir.path + "/machines";
-    FILE *f = std::fopen(path.c_str(), "w");
-    ck_assert_ptr_nonnull(f);
-    std::fputs("garbage\n"
-               "000000000000002a 2x2 1 2 3\n"           // too few values
-               "000000000000002a 2x2 1 2 3 4 5 6 7 8\n" // too many
+    write_file(path,
+               "garbage\n"
+               "000000000000002a 2x2 1 2 3\n"            // too few values
+               "000000000000002a 2x2 1 2 3 4 5 6 7 8\n"  // too many
                "000000000000002a 2x2 1 2 3 4 5 six 7\n"
-               "00000000002a 2x2 1 2 3 4 5 6 7\n"       // a short key
-               "0000000000000000 2x2 1 2 3 4 5 6 7\n"   // no key is 0
+               "00000000002a 2x2 1 2 3 4 5 6 7\n"        // a short key
+               "0000000000000000 2x2 1 2 3 4 5 6 7\n"    // no key is 0
                "000000000000002a 2x2 1 2 3 4 5 6 7\n"
-               "# 000000000000002b 2x2 1 2 3 4 5 6 7\n",
-               f);
-    std::fclose(f);
+               "# 000000000000002b 2x2 1 2 3 4 5 6 7\n");
     double got[7] = {0};
     ck_assert_int_eq(collx_machine_cache_find(path.c_str(), 42, got, 7), 1);
     ck_assert(got[0] == 1 && got[6] == 7);
@@ -155,9 +159,7 @@ END_TEST
 START_TEST(machine_cache_says_why_it_cannot_keep) {
     const TempDir dir;
     const std::string file = dir.path + "/a-file";
-    FILE *f = std::fopen(file.c_str(), "w");
-    ck_assert_ptr_nonnull(f);
-    std::fclose(f);
+    write_file(file, "");
     const double v[7] = {1, 2, 3, 4, 5, 6, 7};
     char err[256] = "";
     // a directory where a file is
