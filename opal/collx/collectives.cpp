@@ -111,13 +111,20 @@ int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes
     return block_bytes >= COLLX_ALLGATHER_RING_MIN_BYTES && collx_links_slow(mach);
 }
 
-int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach, int kept) {
+int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach, int kept,
+                                 int nonblocking) {
     if (mach == nullptr || collx_links_slow(mach)) return 0;
     switch (coll) {
-    case COLLX_COLL_BCAST: return bytes >= COLLX_FAST_LINKS_BCAST_MIN_BYTES;
+    case COLLX_COLL_BCAST:
+        return bytes >= (nonblocking ? COLLX_FAST_LINKS_IBCAST_MIN_BYTES
+                                     : COLLX_FAST_LINKS_BCAST_MIN_BYTES);
     case COLLX_COLL_ALLGATHER:
-    case COLLX_COLL_ALLGATHERV: return bytes >= COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES;
-    case COLLX_COLL_ALLREDUCE: return kept && bytes >= COLLX_FAST_LINKS_ALLREDUCE_MIN_BYTES;
+    case COLLX_COLL_ALLGATHERV:
+        return bytes >= (nonblocking ? COLLX_FAST_LINKS_IALLGATHER_MIN_BYTES
+                                     : COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES);
+    case COLLX_COLL_ALLREDUCE:
+        return kept && bytes >= (nonblocking ? COLLX_FAST_LINKS_IALLREDUCE_MIN_BYTES
+                                             : COLLX_FAST_LINKS_ALLREDUCE_MIN_BYTES);
     default: return 0;
     }
 }

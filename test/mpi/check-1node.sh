@@ -467,7 +467,7 @@ fast_links_default() (  # measured links between nodes that are not slow: large 
     unset OMPI_MCA_coll_hanx_tuning_file
     said() {  # said COLL BYTES [mpirun args]: how many of the ranks' calls went to the previous module for fast links
         local coll=$1 b=$2; shift 2
-        one_call 4 2 "$coll" "$b" "$@" | grep -c "coll:hanx: ${coll#i} of $b bytes on 2 nodes: previous module (links between nodes"
+        one_call 4 2 "$coll" "$b" "$@" | grep -c "coll:hanx: $coll of $b bytes on 2 nodes: previous module (links between nodes"
     }
     [ "$(said bcast 65536)" -gt 0 ] || { echo "bcast of 64 KiB: not the previous module"; ok=1; }
     [ "$(said bcast 65532)" = 0 ] || { echo "bcast below 64 KiB: the previous module"; ok=1; }
@@ -478,13 +478,24 @@ fast_links_default() (  # measured links between nodes that are not slow: large 
     [ "$(said bcast 1048576 --mca coll_hanx_model_measure 0)" = 0 ] || { echo "an unmeasured machine's bcast: the previous module"; ok=1; }
     [ "$(one_call 4 2 bcast 1048576 --mca coll_hanx_model_measure 0 | grep -c "bcast levels")" -gt 0 ] ||
         { echo "an unmeasured machine's bcast: not on the levels"; ok=1; }
+    # non-blocking: ibcast from 512 KiB, iallgather from 256 KiB blocks; below, hanx's own (the
+    # levels' schedules or the model's LP chain; the node ring's allgather); an unmeasured machine
+    # keeps them
+    [ "$(said ibcast 524288)" -gt 0 ] || { echo "ibcast of 512 KiB: not the previous module"; ok=1; }
+    [ "$(said iallgather 262144)" -gt 0 ] || { echo "iallgather of 256 KiB blocks: not the previous module"; ok=1; }
     local ib
-    ib=$(one_call 4 2 ibcast 1048576)
-    echo "$ib" | grep -Eq "coll:hanx: ibcast count [0-9]+ root" || { echo "no ibcast on hanx's schedules"; ok=1; }
-    ! echo "$ib" | grep -q "links between nodes" || { echo "an ibcast handed to the previous module"; ok=1; }
+    ib=$(one_call 4 2 ibcast 524284)
+    echo "$ib" | grep -Eq "coll:hanx: ibcast count [0-9]+ " || { echo "no ibcast below 512 KiB run by hanx"; ok=1; }
+    ! echo "$ib" | grep -q "links between nodes" || { echo "an ibcast below 512 KiB handed to the previous module"; ok=1; }
+    ib=$(one_call 4 2 iallgather 262140)
+    echo "$ib" | grep -q "node ring" || { echo "no iallgather below 256 KiB blocks on the node ring"; ok=1; }
+    ! echo "$ib" | grep -q "links between nodes" || { echo "an iallgather below 256 KiB blocks handed to the previous module"; ok=1; }
+    ib=$(one_call 4 2 ibcast 1048576 --mca coll_hanx_model_measure 0)
+    echo "$ib" | grep -Eq "coll:hanx: ibcast count [0-9]+ root" || { echo "an unmeasured machine's ibcast: not on hanx's schedules"; ok=1; }
+    ! echo "$ib" | grep -q "links between nodes" || { echo "an unmeasured machine's ibcast handed to the previous module"; ok=1; }
     return $ok
 )
-step "built-in bcast from 64 KiB and allgather from 128 KiB blocks: the previous module where the measured links between nodes are not slow (blocking; not unmeasured)" \
+step "built-in bcast from 64 KiB and allgather from 128 KiB blocks (non-blocking: 512 KiB, 256 KiB): the previous module where the measured links between nodes are not slow (not unmeasured)" \
     fast_links_default
 model_cache() (  # coll_hanx_model_cache: the first run keeps its nodes' machine, later runs take it; only then does a large allreduce follow it
     # (one node as 2 x 2: both links in shared memory, far below 6x apart: fast links)
@@ -505,6 +516,14 @@ model_cache() (  # coll_hanx_model_cache: the first run keeps its nodes' machine
     ! echo "$out" | grep -q "latencies with the other ranks asleep" || { echo "the second run measured"; ok=1; }
     [ "$(echo "$out" | handed 1048576)" -gt 0 ] || { echo "the second run's 1 MiB allreduce: not the previous module"; ok=1; }
     [ "$(call "$f" 4 1048572 | grep -c "previous module (links")" = 0 ] || { echo "an allreduce below 1 MiB: the previous module"; ok=1; }
+    # non-blocking: from 512 KiB
+    [ "$(one_call 4 2 iallreduce 524288 --mca coll_hanx_model_cache "$f" |
+         grep -c "coll:hanx: iallreduce of 524288 bytes on [0-9]* nodes: previous module (links between nodes .*; machine kept)")" -gt 0 ] ||
+        { echo "an iallreduce of 512 KiB: not the previous module"; ok=1; }
+    [ "$(one_call 4 2 iallreduce 524284 --mca coll_hanx_model_cache "$f" | grep -c "previous module (links")" = 0 ] ||
+        { echo "an iallreduce below 512 KiB: the previous module"; ok=1; }
+    [ "$(one_call 4 2 iallreduce 524288 --mca coll_hanx_model_cache none | grep -c "previous module (links")" = 0 ] ||
+        { echo "no cache: an iallreduce of 512 KiB to the previous module"; ok=1; }
     # other nodes (3 x 2): a line of their own
     call "$f" 6 8 | grep -q "machine measured, kept in $f:" || { echo "3 x 2 did not measure"; ok=1; }
     [ "$(grep -c "^[0-9a-f]\{16\} " "$f")" = 2 ] || { echo "not two machines in the file"; ok=1; }
@@ -518,13 +537,13 @@ model_cache() (  # coll_hanx_model_cache: the first run keeps its nodes' machine
     call "$dir/bad" 4 8 | grep -q "machine measured, kept in $dir/bad:" || { echo "a damaged file: not measured and kept"; ok=1; }
     [ "$(grep -vc "^#" "$dir/bad")" = 1 ] || { echo "a damaged file's bad lines stayed"; ok=1; }
     # the results with the kept machine (large allreduces on the previous module)
-    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_model_cache "$f" "$CHECKER" --quick --big --colls allreduce --seed 41)
+    out=$(logged local_run 300 4 $HANX 2 --mca coll_hanx_model_cache "$f" "$CHECKER" --quick --big --colls allreduce,iallreduce --seed 41)
     echo "$out" | grep "collx_check:" | tail -1
     echo "$out" | grep -q " 0 failed" || ok=1
     rm -rf "$dir"
     return $ok
 )
-step "coll_hanx_model_cache: the first run keeps its nodes' measured machine, later runs take it; on a kept machine with fast links an allreduce from 1 MiB goes to the previous module, on none or an unwritable file not" \
+step "coll_hanx_model_cache: the first run keeps its nodes' measured machine, later runs take it; on a kept machine with fast links an allreduce from 1 MiB (non-blocking: 512 KiB) goes to the previous module, on none or an unwritable file not" \
     model_cache
 ring_default() (  # the built-in large allreduce: split rails on the collx ring, blocking or not
     local out ok=0 small

@@ -1623,37 +1623,38 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_links_slow(&below), 0);
     ck_assert_int_eq(collx_links_slow(&fast_links), 0);
     ck_assert_int_eq(collx_links_slow(nullptr), 0);
-    // fast links: bcast from 64 KiB and allgather(v) from 128 KiB blocks
-    // to the previous module, kept machine or not; allreduce from 1 MiB
+    // fast links: bcast and allgather(v) from their thresholds to the
+    // previous module, kept machine or not; allreduce from its threshold
     // only on a kept one (its bits must not follow a fresh measurement);
-    // never on slow links, without a machine, or for another collective
-    for (int kept : {0, 1}) {
-        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 65536, &below, kept), 1);
-        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 65535, &below, kept), 0);
-        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, &fast_links, kept),
-                         1);
-        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, &above, kept), 0);
-        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_BCAST, 64u << 20, nullptr, kept),
-                         0);
-        for (int c : {COLLX_COLL_ALLGATHER, COLLX_COLL_ALLGATHERV}) {
-            ck_assert_int_eq(collx_previous_on_fast_links(c, 131072, &fast_links, kept), 1);
-            ck_assert_int_eq(collx_previous_on_fast_links(c, 131071, &fast_links, kept), 0);
-            ck_assert_int_eq(collx_previous_on_fast_links(c, 1 << 20, &slow_links, kept), 0);
+    // blocking: 64 KiB, 128 KiB blocks, 1 MiB; non-blocking: 512 KiB,
+    // 256 KiB blocks, 512 KiB; never on slow links, without a machine, or
+    // for another collective
+    for (int nb : {0, 1})
+        for (int kept : {0, 1}) {
+            auto prev = [&](int coll, std::size_t bytes, const collx_machine_t *mach) {
+                return collx_previous_on_fast_links(coll, bytes, mach, kept, nb);
+            };
+            const std::size_t bcast = nb ? 524288 : 65536, gather = nb ? 262144 : 131072,
+                              allreduce = nb ? 524288 : 1 << 20;
+            ck_assert_int_eq(prev(COLLX_COLL_BCAST, bcast, &below), 1);
+            ck_assert_int_eq(prev(COLLX_COLL_BCAST, bcast - 1, &below), 0);
+            ck_assert_int_eq(prev(COLLX_COLL_BCAST, 64u << 20, &fast_links), 1);
+            ck_assert_int_eq(prev(COLLX_COLL_BCAST, 64u << 20, &above), 0);
+            ck_assert_int_eq(prev(COLLX_COLL_BCAST, 64u << 20, nullptr), 0);
+            for (int c : {COLLX_COLL_ALLGATHER, COLLX_COLL_ALLGATHERV}) {
+                ck_assert_int_eq(prev(c, gather, &fast_links), 1);
+                ck_assert_int_eq(prev(c, gather - 1, &fast_links), 0);
+                ck_assert_int_eq(prev(c, 64u << 20, &slow_links), 0);
+            }
+            ck_assert_int_eq(prev(COLLX_COLL_ALLREDUCE, allreduce, &below), kept);
+            ck_assert_int_eq(prev(COLLX_COLL_ALLREDUCE, 64u << 20, &fast_links), kept);
+            ck_assert_int_eq(prev(COLLX_COLL_ALLREDUCE, allreduce - 1, &fast_links), 0);
+            ck_assert_int_eq(prev(COLLX_COLL_ALLREDUCE, 64u << 20, &above), 0);
+            ck_assert_int_eq(prev(COLLX_COLL_ALLREDUCE, 64u << 20, nullptr), 0);
+            for (int c : {COLLX_COLL_REDUCE, COLLX_COLL_REDUCE_SCATTER, COLLX_COLL_REDUCE_SCATTER_BLOCK,
+                          COLLX_COLL_ALLTOALL, COLLX_COLL_GATHER, COLLX_COLL_BARRIER})
+                ck_assert_int_eq(prev(c, 64u << 20, &fast_links), 0);
         }
-        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, 1 << 20, &below, kept),
-                         kept);
-        ck_assert_int_eq(
-            collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, 64u << 20, &fast_links, kept), kept);
-        ck_assert_int_eq(
-            collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, (1 << 20) - 1, &fast_links, kept), 0);
-        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, 64u << 20, &above, kept),
-                         0);
-        ck_assert_int_eq(collx_previous_on_fast_links(COLLX_COLL_ALLREDUCE, 64u << 20, nullptr, kept),
-                         0);
-        for (int c : {COLLX_COLL_REDUCE, COLLX_COLL_REDUCE_SCATTER, COLLX_COLL_REDUCE_SCATTER_BLOCK,
-                      COLLX_COLL_ALLTOALL, COLLX_COLL_GATHER})
-            ck_assert_int_eq(collx_previous_on_fast_links(c, 64u << 20, &fast_links, kept), 0);
-    }
     // non-blocking: ireduce on the tree on every level at every size,
     // iallreduce below 256 KiB (between two leaders recursive doubling),
     // ibcast on the modules

@@ -337,22 +337,22 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
                 const collx_machine_t mach = machine(m);
                 if (collx_allgather_leaders_ring(&mach, bytes)) out->up_tree = COLLX_TREE_RING;
             }
-            /* a large blocking bcast or allgather, or allreduce on a kept
-             * machine, on measured links between nodes that are not the
-             * bottleneck: the previous module (the model, whose links
-             * share their rate among a node's flows, does not describe
-             * them; non-blocking calls were not measured so); else a
-             * bandwidth-bound call on measured links: the model's; neither
-             * for a reduction on a machine not kept, whose bits depend on
-             * the algorithm, which a fresh measurement may change from run
-             * to run (the rules, and a kept machine, do not) */
-            if (!nonblocking && m->measured &&
-                collx_previous_on_fast_links(coll, rule_bytes(m, coll, bytes), &m->machine,
-                                             m->machine_kept)) {
+            /* a large bcast or allgather, or allreduce on a kept machine,
+             * blocking or not, on measured links between nodes that are
+             * not the bottleneck: the previous module (the model, whose
+             * links share their rate among a node's flows, does not
+             * describe them); else a bandwidth-bound call on
+             * measured links: the model's; neither for a reduction on a
+             * machine not kept, whose bits depend on the algorithm, which
+             * a fresh measurement may change from run to run (the rules,
+             * and a kept machine, do not) */
+            if (m->measured && collx_previous_on_fast_links(coll, rule_bytes(m, coll, bytes),
+                                                            &m->machine, m->machine_kept,
+                                                            nonblocking)) {
                 out->algorithm = "previous";
-                HANX_LOG(10, "coll:hanx: %s of %zu bytes on %d nodes: previous module (links "
+                HANX_LOG(10, "coll:hanx: %s%s of %zu bytes on %d nodes: previous module (links "
                              "between nodes %.1fx the time per byte within a node, below %d%s)",
-                         collective, bytes, m->nnodes,
+                         nonblocking ? "i" : "", collective, bytes, m->nnodes,
                          m->machine.inter_beta_us / m->machine.intra_beta_us,
                          COLLX_SLOW_LINK_RATIO, m->machine_kept ? "; machine kept" : "");
             } else if (m->measured && COLLX_COLL_REDUCE != coll && COLLX_COLL_ALLREDUCE != coll &&

@@ -275,32 +275,43 @@ int collx_links_slow(const collx_machine_t *mach);
 #define COLLX_ALLGATHER_RING_MIN_BYTES 32768
 int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes);
 /* hanx's built-in choice on a measured machine whose links between nodes
- * are not slow (collx_links_slow): 1 where a bcast of
- * COLLX_FAST_LINKS_BCAST_MIN_BYTES or more, or an allgather(v) of blocks
- * of COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES or more (`bytes`: the message,
- * or the average block), or, on a `kept` machine, an allreduce of
- * COLLX_FAST_LINKS_ALLREDUCE_MIN_BYTES or more, goes to the previous
- * module.  There the hierarchy's advantage, each byte across a node's
- * link once, buys little, and the previous module's flat algorithms,
- * several flows at once, won: on 2x2 and 4x2 emulated nodes without a
- * rate limit (TCP with cubic) tuned's bcast took 0.62-0.91 of hanx's
- * hierarchical one's time on 4x2 from 64 KiB (2x2: 0.79-0.96 up to
- * 512 KiB, 1.02-1.33 above), and tuned's allgather 0.55-0.94 of the node
- * ring's from blocks of 128 KiB (the node ring 0.56-0.87 of tuned's at
- * 32-64 KiB); the cost model, whose links share their bandwidth among a
- * node's flows, predicted tuned's allgather 2.7x slower than it ran
- * (docs/benchmarks.md, "Fast links: the previous module").  2x2's levels,
- * ahead from 1 MiB, are given up for 4x2's gain.  tuned's allreduce took
- * 0.72-0.86 of split rails' time from 1 MiB on both shapes (at 512 KiB
- * split rails 0.92-0.95 of tuned's; "Allreduce on fast links").  A
- * reduction's bits depend on the algorithm, so it asks only where the
- * machine is `kept` (coll_hanx_model_cache: every run on these nodes
- * takes the same measurement, collx_machine_cache_find); never without a
- * machine. */
+ * are not slow (collx_links_slow): 1 where the call goes to the previous
+ * module.  Blocking: a bcast of COLLX_FAST_LINKS_BCAST_MIN_BYTES or more,
+ * an allgather(v) of blocks of COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES or
+ * more (`bytes`: the message, or the average block), and, on a `kept`
+ * machine, an allreduce of COLLX_FAST_LINKS_ALLREDUCE_MIN_BYTES or more.
+ * Non-blocking (the previous module: libnbc's): the same calls from
+ * COLLX_FAST_LINKS_IBCAST_MIN_BYTES, COLLX_FAST_LINKS_IALLGATHER_MIN_BYTES
+ * and (kept) COLLX_FAST_LINKS_IALLREDUCE_MIN_BYTES.  There the
+ * hierarchy's advantage, each byte across a node's link once, buys
+ * little, and the previous module's flat algorithms, several flows at
+ * once, won: on 2x2 and 4x2 emulated nodes without a rate limit (TCP with
+ * cubic) tuned's bcast took 0.62-0.91 of hanx's hierarchical one's time on
+ * 4x2 from 64 KiB (2x2: 0.79-0.96 up to 512 KiB, 1.02-1.33 above), and
+ * tuned's allgather 0.55-0.94 of the node ring's from blocks of 128 KiB
+ * (the node ring 0.56-0.87 of tuned's at 32-64 KiB); the cost model, whose
+ * links share their bandwidth among a node's flows, predicted tuned's
+ * allgather 2.7x slower than it ran (docs/benchmarks.md, "Fast links: the
+ * previous module").  2x2's levels, ahead from 1 MiB, are given up for
+ * 4x2's gain.  tuned's allreduce took 0.72-0.86 of split rails' time from
+ * 1 MiB on both shapes (at 512 KiB split rails 0.92-0.95 of tuned's;
+ * "Allreduce on fast links").  libnbc's took 0.38-0.67 of hanx's time for
+ * MPI_Iallreduce from 512 KiB (hanx 0.80-0.82 of it at 256 KiB),
+ * 0.47-0.95 for MPI_Ibcast from 512 KiB (below, hanx 0.54-1.04 of it on
+ * 4x2, 1.04-1.17 on 2x2), and 0.58-0.85 for MPI_Iallgather from blocks of
+ * 256 KiB on 4x2 (2x2: 0.63-1.00 from 512 KiB; hanx 0.84-1.00 of it at
+ * 256 KiB, given up; "Non-blocking calls on fast links").  A reduction's bits depend on the
+ * algorithm, so it asks only where the machine is `kept`
+ * (coll_hanx_model_cache: every run on these nodes takes the same
+ * measurement, collx_machine_cache_find); never without a machine. */
 #define COLLX_FAST_LINKS_BCAST_MIN_BYTES 65536
 #define COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES 131072
 #define COLLX_FAST_LINKS_ALLREDUCE_MIN_BYTES 1048576
-int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach, int kept);
+#define COLLX_FAST_LINKS_IBCAST_MIN_BYTES 524288
+#define COLLX_FAST_LINKS_IALLGATHER_MIN_BYTES 262144
+#define COLLX_FAST_LINKS_IALLREDUCE_MIN_BYTES 524288
+int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *mach, int kept,
+                                 int nonblocking);
 /* The measured machines hanx keeps between runs (coll_hanx_model_cache;
  * opal/collx/machines.cpp; the file's format in docs/mca-parameters.md):
  * a text file, one line per machine, the last COLLX_MACHINE_CACHE_LINES
