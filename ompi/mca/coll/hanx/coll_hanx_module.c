@@ -545,9 +545,10 @@ static uint64_t nodes_key(mca_coll_hanx_module_t *m, struct ompi_communicator_t 
     return collx_machine_key(term, m->nnodes);
 }
 
-/* Rank 0 with the cache: where `found` is 0, looks for the nodes'
- * machine (t[0..MEASURE_VALUES), MEASURE_KEPT 2 where found); else
- * keeps the measured t there (MEASURE_KEPT 1 where written). */
+/* Rank 0 with the cache in path: with `find`, looks for the nodes'
+ * machine (into t[0..MEASURE_VALUES), t[MEASURE_KEPT] 2 where found);
+ * else keeps the measured t there (t[MEASURE_KEPT] 1 where written; where
+ * it cannot, says why at verbose 1). */
 static void keep_or_find(struct ompi_communicator_t *comm, const char *path, uint64_t key,
                          int find, const mca_coll_hanx_module_t *m, double *t)
 {
