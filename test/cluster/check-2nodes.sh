@@ -94,6 +94,44 @@ done
 # non-commutative reductions (reduce, allreduce, reduce_scatter, scan,
 # exscan): through the levels when nodes hold contiguous ranks; gathered and
 # folded in rank order on round-robin placements -- never handed back
+flat_previous() (  # the fast links' blocking hand-overs run on Open MPI's flat modules, also where the previous module is upstream han
+    # (2 x 2 unlimited: hanx measures fast links; a kept machine, so that allreduce hands over
+    # too; collx-bench checks each result; upstream han's own reduce crashes on the checker's
+    # datatypes in Open MPI 4.1.4, so collx-bench's ints)
+    local d out ok=0 c hp
+    unset OMPI_MCA_coll_hanx_tuning_file
+    d=$(mktemp -d) || return 1
+    run() {  # run COLL [mpirun args]: one call of 1 MiB under hanx, verbose 10
+        local coll=$1; shift
+        nodes -n 2 -m 2 --timeout 120 -- --mca coll_hanx_priority 100 --mca coll_hanx_verbose 10 \
+            --mca coll_hanx_model_cache "$d/machines" "$@" "$COLLX_BUILDDIR/collx-bench" \
+            --coll "$coll" --min 1048576 --max 1048576 --reps 1 --warmup 0 --time-per-rep 0.000001 2>&1
+    }
+    for c in bcast allreduce allgather; do
+        out=$(run $c --mca coll_han_priority 50)  # (upstream han the previous module)
+        echo "$out" | grep -q "coll:hanx: MPI_COMM_WORLD: the previous module is not Open MPI's flat one" ||
+            { echo "$c: no communicator for Open MPI's flat modules"; echo "$out" | grep -m1 "machine"; ok=1; }
+        [ "$(echo "$out" | grep -c "coll:hanx: $c of 1048576 bytes on 2 nodes: previous module (links")" -gt 0 ] ||
+            { echo "$c: not handed to the previous module"; ok=1; }
+        [ "$(echo "$out" | grep -c "coll:hanx: the previous module's call on .*, Open MPI's flat modules")" -gt 0 ] ||
+            { echo "$c: the hand-over did not run on Open MPI's flat modules"; ok=1; }
+        echo "$out" | grep -q "^$c 1048576 " || { echo "$c: no result"; echo "$out" | tail -3; ok=1; }
+    done
+    # the control: where han stays below tuned (Open MPI 4.1's default) the previous module is
+    # tuned itself, and no communicator is made (5.0 puts han above tuned by default)
+    hp=$(ompi_info --param coll han --level 9 --parsable 2>/dev/null |
+         sed -n 's/^mca:coll:han:param:coll_han_priority:value://p')
+    if [ "${hp:-0}" -lt 30 ]; then
+        out=$(run bcast)
+        [ "$(echo "$out" | grep -c "coll:hanx: bcast of 1048576 bytes on 2 nodes: previous module (links")" -gt 0 ] ||
+            { echo "control: bcast not handed to the previous module"; ok=1; }
+        ! echo "$out" | grep -q "not Open MPI's flat one" || { echo "control: a communicator made though tuned is the previous module"; ok=1; }
+    fi
+    rm -rf "$d"
+    return $ok
+)
+step "fast links' hand-overs (bcast, allreduce, allgather of 1 MiB, 2x2) run on Open MPI's flat modules, also where upstream han is the previous module" \
+    flat_previous
 noncomm() {  # noncomm EXPECT(levels|folded) cluster-options... -- mpirun-options...
     local expect=$1 out; shift
     out=$(logged nodes "$@" --mca coll_hanx_priority 100 --mca coll_hanx_verbose 10 \

@@ -159,6 +159,13 @@ typedef struct mca_coll_hanx_module_t {
      * takes the same one, so that a reduction may choose by it */
     int machine_kept;
     collx_machine_t machine;
+    /* comm again, with the leaders' preference (hanx and han excluded: as
+     * Open MPI's flat modules, tuned, serve it), made with the hierarchy
+     * where the measured links between nodes are fast and the previous
+     * module is not those flat modules (upstream han, Open MPI 5.0's
+     * default): the fast links' blocking hand-overs run there
+     * (hanx_choice_t.flat_previous); else NULL */
+    struct ompi_communicator_t *flat;
     int flat_default;  /* coll_hanx_flat_algorithm when the hierarchy was built: -1 none */
     /* non-blocking calls: the channels' lock, and how many registrations
      * (call x channel) still have steps to start; a blocking call waits for
@@ -384,7 +391,17 @@ struct hanx_choice {
     const char *low, *up;  /* submodule preferences; NULL: the MCA parameters' */
     int low_tree, up_tree; /* the levels' algorithms: -1 the submodule, else a collx tree */
     int flat_tree;         /* "flat:TREE": the whole call as that collx tree; else -1 */
+    /* 1: the previous module, where it is the fast links' hand-over
+     * (collx_previous_on_fast_links) of a blocking call: on m->flat where
+     * made (mca_coll_hanx_flat_previous) */
+    int flat_previous;
 };
+/* The communicator a blocking call that ch hands to the previous module
+ * runs on with that communicator's own modules (m->flat, where the fast
+ * links' hand-over chose it and it was made), else NULL: the previous
+ * module on comm. */
+struct ompi_communicator_t *mca_coll_hanx_flat_previous(const mca_coll_hanx_module_t *m,
+                                                        const hanx_choice_t *ch);
 /* The value of coll_hanx_low/up_algorithm that leaves a level to hanx's
  * built-in choice, as the default does (also when written through MPI_T). */
 #define HANX_LEVEL_AUTO "auto"

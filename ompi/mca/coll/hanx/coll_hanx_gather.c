@@ -573,9 +573,13 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     const int size = ompi_comm_size(comm);
     const i64 block = (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
     hanx_choice_t ch;
-    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_ALLGATHER, (size_t)block, &ch) || block * size > INT_MAX)
-        return m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                 m->prev.allgather_module);
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_ALLGATHER, (size_t)block, &ch) || block * size > INT_MAX) {
+        struct ompi_communicator_t *f = mca_coll_hanx_flat_previous(m, &ch);
+        return f ? f->c_coll->coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, f,
+                                             f->c_coll->coll_allgather_module)
+                 : m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                     m->prev.allgather_module);
+    }
     HANX_LOG(10, "coll:hanx: allgather count %d on %s", rcount, comm->c_name);
     if (0 == block) return OMPI_SUCCESS;
     int rc;
@@ -643,6 +647,7 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     const int size = ompi_comm_size(comm);
     hanx_choice_t ch;
+    ch.flat_previous = 0; /* (where mca_coll_hanx_use is not asked) */
     i64 *pos_sizes = NULL;
     int ok = mca_coll_hanx_ready(m, comm);
     if (ok) {
@@ -666,8 +671,11 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
     }
     if (!ok) {
         free(pos_sizes);
-        return m->prev.allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
-                                  m->prev.allgatherv_module);
+        struct ompi_communicator_t *f = mca_coll_hanx_flat_previous(m, &ch);
+        return f ? f->c_coll->coll_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
+                                              f, f->c_coll->coll_allgatherv_module)
+                 : m->prev.allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
+                                      m->prev.allgatherv_module);
     }
     HANX_LOG(10, "coll:hanx: allgatherv on %s", comm->c_name);
     int rc;

@@ -48,6 +48,8 @@ static void free_subcomms(mca_coll_hanx_module_t *m)
         free(m->view[v].low);
         free(m->view[v].up);
     }
+    if (m->flat) ompi_comm_free(&m->flat);
+    m->flat = NULL;
     m->nviews = 0;
     m->cur = NULL;
     for (int k = 0; k < HANX_MAX_LEVELS; ++k) {
@@ -122,6 +124,7 @@ static void hanx_module_construct(mca_coll_hanx_module_t *m)
     memset(m->view, 0, sizeof(m->view));
     m->nviews = m->views_full_said = 0;
     m->cur = NULL;
+    m->flat = NULL;
     m->node_of = m->low_rank_of = m->node_size = m->node_first = m->rank_at = NULL;
     m->nnodes = m->max_node_size = m->split_parts = m->measured = m->machine_kept = 0;
     m->my_node = -1;
@@ -671,6 +674,53 @@ static void make_rail(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
              m->low_rank_of[rank], ompi_comm_size(v->rail), v->up);
 }
 
+/* m->flat (mca_coll_hanx.h), collectively over comm, with view v's up
+ * preference: made where the measured links between nodes are fast, kept
+ * only where its bcast, allreduce, allgather or allgatherv is not the
+ * previous module's on every rank (else the previous module already is
+ * Open MPI's flat one: tuned, as on Open MPI 4.1 by default). */
+static void make_flat(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, hanx_view_t *v)
+{
+    struct ompi_communicator_t *f = NULL;
+    opal_info_t info;
+    OBJ_CONSTRUCT(&info, opal_info_t);
+    opal_info_set(&info, "ompi_comm_coll_preference", v->up);
+    m->hier_state = HIER_BUILDING; /* comm's own collectives: the previous module */
+    int rc = ompi_comm_dup_with_info(comm, &info, &f);
+    OBJ_DESTRUCT(&info);
+    const int made = OMPI_SUCCESS == rc && NULL != f && MPI_COMM_NULL != (MPI_Comm)f;
+    int other = made && (f->c_coll->coll_bcast != m->prev.bcast ||
+                         f->c_coll->coll_allreduce != m->prev.allreduce ||
+                         f->c_coll->coll_allgather != m->prev.allgather ||
+                         f->c_coll->coll_allgatherv != m->prev.allgatherv);
+    /* (every rank joins, made or not) */
+    int keep = other;
+    rc = comm->c_coll->coll_allreduce(&other, &keep, 1, MPI_INT, MPI_MIN, comm,
+                                      comm->c_coll->coll_allreduce_module);
+    m->hier_state = HIER_READY;
+    if (OMPI_SUCCESS != rc) keep = 0;
+    if (!keep) {
+        if (made) ompi_comm_free(&f);
+        if (!made)
+            HANX_LOG(1, "coll:hanx: %s: could not duplicate it for Open MPI's flat modules "
+                        "(error %d): fast links' hand-overs run on the previous module",
+                     comm->c_name, rc);
+        return;
+    }
+    m->flat = f;
+    HANX_LOG(1, "coll:hanx: %s: the previous module is not Open MPI's flat one: fast links' "
+                "hand-overs run on a duplicate with \"%s\"", comm->c_name, v->up);
+}
+
+struct ompi_communicator_t *mca_coll_hanx_flat_previous(const mca_coll_hanx_module_t *m,
+                                                        const hanx_choice_t *ch)
+{
+    if (!ch->flat_previous || NULL == m->flat) return NULL;
+    HANX_LOG(10, "coll:hanx: the previous module's call on %s, Open MPI's flat modules",
+             m->flat->c_name);
+    return m->flat;
+}
+
 static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm)
 {
     mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
@@ -749,6 +799,7 @@ static int build_hierarchy(mca_coll_hanx_module_t *m, struct ompi_communicator_t
                      m->blocks ? "" : ", ranks not in blocks by node");
             m->hier_state = HIER_READY;
             if (m->split_parts > 0) make_rail(m, comm, v);
+            if (m->measured && !collx_links_slow(&m->machine)) make_flat(m, comm, v);
         }
     }
 out:
@@ -887,6 +938,7 @@ int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
                       size_t bytes, hanx_choice_t *choice)
 {
     hanx_choice_t ch;
+    if (choice) choice->flat_previous = 0;
     if (!mca_coll_hanx_ready(m, comm)) return 0;
     const int use = NULL != choose_view(m, comm, "", coll, bytes, &ch, 1);
     if (choice) *choice = ch;

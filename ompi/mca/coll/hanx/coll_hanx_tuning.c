@@ -302,6 +302,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
     collx_rule_t rule;
     const char *collective = collx_coll_name(coll);
     out->algorithm = default_algorithm(coll, bytes);
+    out->flat_previous = 0;
     out->segment_bytes = collx_hier_segment_bytes(coll, bytes);
     out->low = out->up = NULL;
     out->low_tree = level_tree(&low_algorithm, *mca_coll_hanx_component.low_text, "low_algorithm");
@@ -350,6 +351,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
                                                             &m->machine, m->machine_kept,
                                                             nonblocking)) {
                 out->algorithm = "previous";
+                out->flat_previous = !nonblocking;
                 HANX_LOG(10, "coll:hanx: %s%s of %zu bytes on %d nodes: previous module (links "
                              "between nodes %.1fx the time per byte within a node, below %d%s)",
                          nonblocking ? "i" : "", collective, bytes, m->nnodes,
