@@ -383,6 +383,14 @@ ptrdiff_t mca_coll_hanx_extent(struct ompi_datatype_t *dtype);
 #define HANX_TOP_CALL(m, api, ...) HANX_LVL(m, (m)->nlevels - 1, api, __VA_ARGS__)
 #define HANX_NODE_CALL(m, api, ...) \
     (m)->cur->node->c_coll->coll_##api(__VA_ARGS__, (m)->cur->node, (m)->cur->node->c_coll->coll_##api##_module)
+/* A blocking call handed to the previous module (ch: the tuning's choice):
+ * on m->flat's own modules where the fast links' hand-over chose them
+ * (mca_coll_hanx_flat_previous), else the previous module on comm. */
+#define HANX_PREVIOUS_CALL(m, ch, comm, api, ...)                                          \
+    (mca_coll_hanx_flat_previous((m), (ch))                                                 \
+         ? (m)->flat->c_coll->coll_##api(__VA_ARGS__, (m)->flat,                            \
+                                         (m)->flat->c_coll->coll_##api##_module)             \
+         : (m)->prev.api(__VA_ARGS__, (comm), (m)->prev.api##_module))
 
 /* Tuning: what the file (or the built-in defaults) say for one call. */
 struct hanx_choice {

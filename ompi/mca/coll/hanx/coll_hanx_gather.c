@@ -574,11 +574,8 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
     const i64 block = (i64)mca_coll_hanx_bytes(rdtype, (size_t)rcount);
     hanx_choice_t ch;
     if (!mca_coll_hanx_use(m, comm, COLLX_COLL_ALLGATHER, (size_t)block, &ch) || block * size > INT_MAX) {
-        struct ompi_communicator_t *f = mca_coll_hanx_flat_previous(m, &ch);
-        return f ? f->c_coll->coll_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, f,
-                                             f->c_coll->coll_allgather_module)
-                 : m->prev.allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
-                                     m->prev.allgather_module);
+        return HANX_PREVIOUS_CALL(m, &ch, comm, allgather, sbuf, scount, sdtype, rbuf, rcount,
+                                  rdtype);
     }
     HANX_LOG(10, "coll:hanx: allgather count %d on %s", rcount, comm->c_name);
     if (0 == block) return OMPI_SUCCESS;
@@ -671,11 +668,8 @@ int mca_coll_hanx_allgatherv(const void *sbuf, int scount, struct ompi_datatype_
     }
     if (!ok) {
         free(pos_sizes);
-        struct ompi_communicator_t *f = mca_coll_hanx_flat_previous(m, &ch);
-        return f ? f->c_coll->coll_allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype,
-                                              f, f->c_coll->coll_allgatherv_module)
-                 : m->prev.allgatherv(sbuf, scount, sdtype, rbuf, rcounts, displs, rdtype, comm,
-                                      m->prev.allgatherv_module);
+        return HANX_PREVIOUS_CALL(m, &ch, comm, allgatherv, sbuf, scount, sdtype, rbuf, rcounts,
+                                  displs, rdtype);
     }
     HANX_LOG(10, "coll:hanx: allgatherv on %s", comm->c_name);
     int rc;

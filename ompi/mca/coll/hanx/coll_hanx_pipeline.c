@@ -677,11 +677,8 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
 {
     mca_coll_hanx_module_t *m = (mca_coll_hanx_module_t *)module;
     hanx_choice_t ch;
-    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_BCAST, mca_coll_hanx_bytes(dtype, (size_t)count), &ch)) {
-        struct ompi_communicator_t *f = mca_coll_hanx_flat_previous(m, &ch);
-        return f ? f->c_coll->coll_bcast(buf, count, dtype, root, f, f->c_coll->coll_bcast_module)
-                 : m->prev.bcast(buf, count, dtype, root, comm, m->prev.bcast_module);
-    }
+    if (!mca_coll_hanx_use(m, comm, COLLX_COLL_BCAST, mca_coll_hanx_bytes(dtype, (size_t)count), &ch))
+        return HANX_PREVIOUS_CALL(m, &ch, comm, bcast, buf, count, dtype, root);
     int rc;
     if (flat(m, &ch, COLLX_COLL_BCAST, comm, NULL, buf, count, dtype, NULL, root, NULL, &rc))
         return rc;
@@ -842,10 +839,7 @@ int mca_coll_hanx_allreduce(const void *sbuf, void *rbuf, int count, struct ompi
                                       : m->prev.bcast(rbuf, count, dtype, 0, comm,
                                                       m->prev.bcast_module);
         }
-        struct ompi_communicator_t *f = use ? NULL : mca_coll_hanx_flat_previous(m, &ch);
-        return f ? f->c_coll->coll_allreduce(sbuf, rbuf, count, dtype, op, f,
-                                             f->c_coll->coll_allreduce_module)
-                 : m->prev.allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev.allreduce_module);
+        return HANX_PREVIOUS_CALL(m, &ch, comm, allreduce, sbuf, rbuf, count, dtype, op);
     }
     hanx_pipeline_t p;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, 0);
