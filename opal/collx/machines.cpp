@@ -85,8 +85,10 @@ std::vector<Line> read_lines(const char *path, int n) {
 
 extern "C" {
 
+uint64_t collx_digest(const void *data, size_t n) { return fnv(kFnvOffset, data, n); }
+
 uint64_t collx_host_digest(const char *name) {
-    const std::uint64_t h = fnv(kFnvOffset, name, name ? std::strlen(name) : 0);
+    const std::uint64_t h = collx_digest(name, name ? std::strlen(name) : 0);
     return h ? h : 1;
 }
 
@@ -122,18 +124,12 @@ int collx_machine_cache_default(char *out, size_t size) {
 
 int collx_machine_cache_find(const char *path, uint64_t key, double *values, int n) {
     if (path == nullptr || values == nullptr || n <= 0) return 0;
-    std::ifstream in(path);
-    std::string text;
-    int found = 0;
-    while (std::getline(in, text)) {  // (the last line of the key counts)
-        std::uint64_t k = 0;
-        std::vector<double> v(static_cast<std::size_t>(n));
-        if (!text.empty() && text[0] != '#' && parse(text, n, &k, v.data()) && k == key) {
-            std::copy(v.begin(), v.end(), values);
-            found = 1;
-        }
-    }
-    return found;
+    const std::vector<Line> lines = read_lines(path, n);
+    // (the last line of the key counts)
+    const auto it = std::find_if(lines.rbegin(), lines.rend(),
+                                 [key](const Line &l) { return l.key == key; });
+    std::uint64_t k = 0;
+    return it != lines.rend() && parse(it->text, n, &k, values) ? 1 : 0;
 }
 
 int collx_machine_cache_keep(const char *path, uint64_t key, const char *shape,

@@ -388,9 +388,7 @@ static long long last_id;
  * rank; in [1, 2^62) */
 static long long digest(const double *t)
 {
-    uint64_t h = 1469598103934665603ULL;
-    const unsigned char *b = (const unsigned char *)t;
-    for (size_t i = 0; i < MEASURE_RESULTS * sizeof(double); ++i) h = (h ^ b[i]) * 1099511628211ULL;
+    const uint64_t h = collx_digest(t, MEASURE_RESULTS * sizeof(double));
     return (long long)((h & ((1ULL << 62) - 1)) | 1);
 }
 

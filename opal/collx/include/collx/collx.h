@@ -300,9 +300,9 @@ int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes
  * 0.47-0.95 for MPI_Ibcast from 512 KiB (below, hanx 0.54-1.04 of it on
  * 4x2, 1.04-1.17 on 2x2), and 0.58-0.85 for MPI_Iallgather from blocks of
  * 256 KiB on 4x2 (2x2: 0.63-1.00 from 512 KiB; hanx 0.84-1.00 of it at
- * 256 KiB, given up; "Non-blocking calls on fast links").  A reduction's bits depend on the
- * algorithm, so it asks only where the machine is `kept`
- * (coll_hanx_model_cache: every run on these nodes takes the same
+ * 256 KiB, given up; "Non-blocking calls on fast links").  A reduction's
+ * bits depend on the algorithm, so it asks only where the machine is
+ * `kept` (coll_hanx_model_cache: every run on these nodes takes the same
  * measurement, collx_machine_cache_find); never without a machine. */
 #define COLLX_FAST_LINKS_BCAST_MIN_BYTES 65536
 #define COLLX_FAST_LINKS_ALLGATHER_MIN_BYTES 131072
@@ -322,6 +322,9 @@ int collx_previous_on_fast_links(int coll, size_t bytes, const collx_machine_t *
  * it -- a reduction's, whose bits depend on the algorithm -- are the same
  * from run to run. */
 #define COLLX_MACHINE_CACHE_LINES 64
+/* 64-bit FNV-1a of n bytes: the same bytes give the same number on every
+ * rank and in every run (hanx's digests of its measurements, host names). */
+uint64_t collx_digest(const void *data, size_t n);
 uint64_t collx_host_digest(const char *name);
 /* One node's term of a machine's key: its host's digest and its number of
  * ranks, mixed.  The key of nnodes nodes is made from the sum (modulo
