@@ -134,6 +134,23 @@ step "determinism hanx, the one flag's small allreduce (one collx topo tree, sin
 step "determinism hanx, the one flag on 2x2: allreduce and iallreduce on recursive doubling between the two leaders" \
     local_run 300 4 $HANX 2 --mca coll_hanx_model_measure 0 "$DETERMINISM" --reps 8 --count 3000 \
     --colls allreduce,iallreduce
+kept_machine() {  # the one flag's large allreduce and iallreduce on a kept machine with fast links (one node's): the previous module's, one result each
+    local d out rc
+    d=$(mktemp -d) || return 1
+    out=$(local_run 300 4 $HANX 2 --mca coll_hanx_model_cache "$d/machines" --mca coll_hanx_verbose 10 \
+          "$DETERMINISM" --reps 8 --count 300000 --colls allreduce,iallreduce 2>&1)
+    rc=$?
+    rm -rf "$d"
+    echo "$out" | grep -v "coll:hanx" | tail -2
+    [ $rc = 0 ] || return 1
+    # (300000 floats or doubles: 1.2 or 2.4 MB, above both thresholds)
+    echo "$out" | grep -Eq "coll:hanx: allreduce of [0-9]+ bytes on 2 nodes: previous module \(links .*; machine kept\)" ||
+        { echo "no allreduce handed to the previous module"; return 1; }
+    echo "$out" | grep -Eq "coll:hanx: iallreduce of [0-9]+ bytes on 2 nodes: previous module \(links .*; machine kept\)" ||
+        { echo "no iallreduce handed to the previous module"; return 1; }
+}
+step "determinism hanx, the one flag on a kept machine with fast links (2x2): allreduce and iallreduce on the previous module" \
+    kept_machine
 step "determinism hanx, 3 levels, collx trees on the levels, blocking calls on the schedules" \
     determinism 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 $HANX_TREES \
     --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_reduce_segment_size 4000 \
