@@ -305,6 +305,14 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     expect "module, module" reduce 32768
     expect "module, binomial" reduce 65536
     expect "module, binomial" reduce 131072
+    # ... and on the schedules (coll_hanx_blocking_schedule 1: more than one segment, 64 KiB
+    # from 512 KiB) the non-blocking calls' trees: the node's stages are i-collectives there too;
+    # one segment runs lock-step, with the blocking calls' trees
+    expect "module, binomial" reduce 1048576
+    expect "binomial, binomial" reduce 1048576 --mca coll_hanx_blocking_schedule 1
+    expect "module, binomial" reduce 131072 --mca coll_hanx_blocking_schedule 1
+    expect "module, binomial" reduce 1048576 --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_reduce_segment_size 2097152
+    expect "binomial, binomial" reduce 131072 --mca coll_hanx_blocking_schedule 1 --mca coll_hanx_reduce_segment_size 65536
     # blocking allreduce of at most 1 KiB on two nodes, 16 KiB on more: one collx topo tree
     # over all ranks (since stop 38), where neither level's algorithm is set; above, the levels
     topo() {  # topo NP BYTES [mpirun args]: how many of the calls of BYTES ran on the topo tree
@@ -725,9 +733,12 @@ step "coll_hanx_default_algorithm 4 with a tuning file: a rule's algorithm is fo
     model_rules
 # (pipelined: a call of one segment runs lock-step either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
-step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules, 3 levels with collx trees" \
-    eval 'local_run 300 4 $HANX 2 --mca coll_hanx_blocking_schedule 1 $HANX_SMALL_SEGS "$CHECKER" --quick \
-              --colls blocking --seed 3 &&
+step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules and with the built-in trees, 3 levels with collx trees" \
+    eval 'local_run 300 4 $HANX 2 --mca coll_hanx_blocking_schedule 1 $HANX_SMALL_SEGS \
+              --mca coll_hanx_low_algorithm module --mca coll_hanx_up_algorithm module "$CHECKER" \
+              --quick --colls blocking --seed 3 &&
+          local_run 300 4 $HANX 2 --mca coll_hanx_blocking_schedule 1 $HANX_SMALL_SEGS "$CHECKER" --quick \
+              --colls blocking --seed 5 &&
           local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 --mca coll_hanx_blocking_schedule 1 \
               $HANX_TREES $HANX_SMALL_SEGS "$CHECKER" --quick --seed 7'
 # non-blocking hierarchical collectives (the core's schedules)

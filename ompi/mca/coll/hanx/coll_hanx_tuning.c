@@ -296,11 +296,32 @@ static void reduce_scatter_rings(const collx_rule_t *rule, hanx_choice_t *out)
         out->up_tree = COLLX_TREE_RING;
 }
 
+/* 1 where a blocking call of `bytes` runs its stages on the schedules
+ * (run() in _pipeline.c: coll_hanx_blocking_schedule, and more than one
+ * segment, which the collective's coll_hanx_*_segment_size gives where set,
+ * else segment_bytes -- the call's is one where bytes do not exceed it,
+ * save for segments smaller than one element): its levels' stages are
+ * then i-collectives, as a non-blocking call's. */
+static int stages_on_schedules(int coll, size_t bytes, size_t segment_bytes)
+{
+    const mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
+    const int set = COLLX_COLL_BCAST == coll       ? c->bcast_segment_size
+                    : COLLX_COLL_REDUCE == coll    ? c->reduce_segment_size
+                    : COLLX_COLL_ALLREDUCE == coll ? c->allreduce_segment_size
+                                                   : -1; /* (barrier: no segments) */
+    if (!c->blocking_schedule || set < 0) return 0;
+    const size_t seg = set ? (size_t)set : segment_bytes;
+    return seg > 0 && bytes > seg;
+}
+
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int nonblocking,
                           hanx_choice_t *out)
 {
     collx_rule_t rule;
     const char *collective = collx_coll_name(coll);
+    const int ruled = NULL != mca_coll_hanx_component.rules &&
+                      collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules,
+                                         collective, m->nnodes, m->max_node_size, bytes, &rule);
     out->algorithm = default_algorithm(coll, bytes);
     out->flat_previous = 0;
     out->segment_bytes = collx_hier_segment_bytes(coll, bytes);
@@ -308,18 +329,24 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
     out->low_tree = level_tree(&low_algorithm, *mca_coll_hanx_component.low_text, "low_algorithm");
     out->up_tree = level_tree(&up_algorithm, *mca_coll_hanx_component.up_text, "up_algorithm");
     /* a parameter left at its default: the built-in level algorithm (a
-     * rule's low/up_algorithm, below, decides over it) */
-    out->low_tree = builtin_level(out->low_tree, coll, bytes, 0, m->max_node_size, nonblocking);
-    out->up_tree = builtin_level(out->up_tree, coll, bytes, 1, m->nnodes, nonblocking);
+     * rule's low/up_algorithm, below, decides over it) -- the non-blocking
+     * calls' where the levels run i-collectives: a non-blocking call, or a
+     * blocking one on the schedules (with the rule's segment where it
+     * gives one) */
+    const int levels_nb =
+        nonblocking ||
+        stages_on_schedules(coll, bytes,
+                            ruled && rule.segment_bytes >= 0 ? (size_t)rule.segment_bytes
+                                                             : out->segment_bytes);
+    out->low_tree = builtin_level(out->low_tree, coll, bytes, 0, m->max_node_size, levels_nb);
+    out->up_tree = builtin_level(out->up_tree, coll, bytes, 1, m->nnodes, levels_nb);
     /* (coll_hanx_default_algorithm 1 or 2 says what runs: no flat tree) */
     out->flat_tree = has_flat(coll) && 0 == mca_coll_hanx_component.default_algorithm
                          ? m->flat_default : -1;
     /* the model where no rule names the algorithm, with the rule's
      * segment where it gives one */
     const int model = 4 == mca_coll_hanx_component.default_algorithm;
-    if (NULL == mca_coll_hanx_component.rules ||
-        !collx_rules_lookup((const collx_rules_t *)mca_coll_hanx_component.rules, collective,
-                            m->nnodes, m->max_node_size, bytes, &rule)) {
+    if (!ruled) {
         /* (reduce_scatter: the model's baseline is the built-in choice; split
          * rails, however chosen, on the rings where no level is named) */
         if ((model || 0 == mca_coll_hanx_component.default_algorithm) && is_reduce_scatter(coll))
