@@ -175,11 +175,13 @@ int collx_allgather_start(const collx_transport_t *t, void *recvbuf, const size_
 }
 
 int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, int window,
-                         collx_step_fn fn, void *ctx, const collx_notify_t *notify,
+                         int serial, collx_step_fn fn, void *ctx, const collx_notify_t *notify,
                          collx_op_t **out) {
     if (!out || !fn || nstages < 0 || (nstages > 0 && !stages)) return COLLX_ERR_ARG;
     std::vector<collx_stage_t> st(stages, stages + nstages);
-    return start(out, [&] { return collx::make_pipeline(st, nseg, window, fn, ctx, notify); });
+    return start(out, [&] {
+        return collx::make_pipeline(st, nseg, window, serial != 0, fn, ctx, notify);
+    });
 }
 
 int collx_op_test(collx_op_t *op, int *status) {

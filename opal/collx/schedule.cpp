@@ -16,11 +16,12 @@ const collx_tuning_t no_tuning{COLLX_TREE_BINOMIAL, 1, 1, 1, 1, nullptr};
 
 class Pipeline final : public Operation {
   public:
-    Pipeline(const std::vector<collx_stage_t> &stages, std::size_t nseg, int window,
+    Pipeline(const std::vector<collx_stage_t> &stages, std::size_t nseg, int window, bool serial,
              collx_step_fn fn, void *ctx, const collx_notify_t *notify)
         : Operation(no_transport, no_dtype, 0, no_tuning, notify),
           fn_(fn),
           ctx_(ctx),
+          serial_(serial),
           nstage_(stages.size()),
           nseg_(stages.empty() ? 0 : nseg),
           state_(nstage_ * nseg_, 0),
@@ -80,6 +81,8 @@ class Pipeline final : public Operation {
             while (q.head < q.ids.size()) {
                 const std::size_t i = q.ids[q.head] / nseg_, s = q.ids[q.head] % nseg_;
                 if (!may_start(i, s)) break;
+                // serial: one step of the channel at a time
+                if (serial_ && q.head > 0 && state_[q.ids[q.head - 1]] != Done) break;
                 ++q.head;
                 state_[id(i, s)] = Started;
                 Xfer x;
@@ -92,6 +95,7 @@ class Pipeline final : public Operation {
 
     collx_step_fn fn_;
     void *ctx_;
+    bool serial_;
     std::size_t nstage_, nseg_;
     std::vector<char> state_;  // per step: Waiting, Started, Done
     std::vector<int> prev_;    // per stage: the stage a segment comes from (-1: none)
@@ -137,9 +141,9 @@ std::unique_ptr<Operation> make_group(int n, MakeStep make, const collx_notify_t
 }
 
 std::unique_ptr<Operation> make_pipeline(const std::vector<collx_stage_t> &stages, std::size_t nseg,
-                                         int window, collx_step_fn fn, void *ctx,
+                                         int window, bool serial, collx_step_fn fn, void *ctx,
                                          const collx_notify_t *notify) {
-    return std::make_unique<Pipeline>(stages, nseg, window, fn, ctx, notify);
+    return std::make_unique<Pipeline>(stages, nseg, window, serial, fn, ctx, notify);
 }
 
 }  // namespace collx

@@ -14,8 +14,9 @@
 
 namespace collx {
 
+// (collx_pipeline_start)
 std::unique_ptr<Operation> make_pipeline(const std::vector<collx_stage_t> &stages, std::size_t nseg,
-                                         int window, collx_step_fn fn, void *ctx,
+                                         int window, bool serial, collx_step_fn fn, void *ctx,
                                          const collx_notify_t *notify);
 
 // n sub-operations started at once, make(i, notify) making the i-th (it

@@ -526,14 +526,17 @@ Result run_flat(Engine &e, Coll c, const Algo &a, std::size_t count, std::size_t
 
 // ------------------------------------------------------------------- hanx
 //
-// coll/hanx's blocking collectives: the core's stages (collx_hier_plan,
-// the ones hanx runs) on 2 levels (node, node leaders) or, where a node
-// has several sockets, 3 (socket, node, node leaders); any root.  Step t
-// runs stage j on segment t - number(j), and a rank starts step t+1 only
-// when all its stages of step t are done (hanx's lock-step pipeline).  The
-// sub-collectives are collx trees: Algo::up across the node leaders,
-// Algo::low below; the message from the root's representative to a root
-// that does not represent its node is a bcast of the pair.
+// coll/hanx's collectives: the core's stages (collx_hier_plan, the ones
+// hanx runs) on 2 levels (node, node leaders) or, where a node has several
+// sockets, 3 (socket, node, node leaders); any root.  A call of one
+// segment runs its stages one after the other (hanx_step); a pipelined one
+// runs on the core's schedule engine, as hanx does: step (stage, segment)
+// starts when its input is done and the steps before it on its
+// communicator have started -- for a blocking call (Algo::schedule false)
+// finished: its schedule is serial.  The sub-collectives are collx trees:
+// Algo::up across the node leaders, Algo::low below; the message from the
+// root's representative to a root that does not represent its node is a
+// bcast of the pair.
 
 struct Stage {
     collx_hier_stage_t st;
@@ -733,9 +736,10 @@ void hanx_step(HanxRank &r) {
     h.run->finish[static_cast<std::size_t>(r.rank)] = std::max(e.now(), e.cpu_free(r.rank));
 }
 
-// hanx on its schedules (Algo::schedule: coll_hanx_blocking_schedule, and
-// the non-blocking calls): the core's schedule engine starts step (stage,
-// segment) when its input is done, COLLX_HIER_WINDOW segments in flight.
+// hanx on its schedules (pipelined calls): the core's schedule engine
+// starts step (stage, segment) when its input is done, COLLX_HIER_WINDOW
+// segments in flight; serial for a blocking call, not for Algo::schedule
+// (coll_hanx_blocking_schedule 1, and the non-blocking calls).
 void sub_done(void *ctx, int status) {
     collx_xfer_complete(static_cast<SubStep *>(ctx)->token, status);
 }
@@ -903,11 +907,14 @@ Result run_hanx(Engine &e, const Params &p, Coll c, const Algo &a, std::size_t c
             hr->stages.push_back(s);
         }
         hr->nsteps = h.nseg && plan.nstages ? h.nseg + static_cast<std::size_t>(last) : 0;
-        if (a.schedule && h.nseg > 1 && plan.nstages) {  // (one segment: lock-step, as hanx)
+        if (h.nseg > 1 && plan.nstages) {  // (one segment: one stage after the other, as hanx)
             std::vector<collx_stage_t> cs;
             for (const Stage &st : hr->stages) cs.push_back(collx_stage_t{st.st.number, st.st.level});
             const collx_notify_t nt{&sched_done, hr.get()};
-            hr->sched = make_pipeline(cs, h.nseg, COLLX_HIER_WINDOW, &sched_step, hr.get(), &nt);
+            // a blocking call's schedule is serial (one step per
+            // communicator at a time), a non-blocking call's not
+            hr->sched = make_pipeline(cs, h.nseg, COLLX_HIER_WINDOW, !a.schedule, &sched_step,
+                                      hr.get(), &nt);
         }
         h.ranks.push_back(std::move(hr));
     }

@@ -183,8 +183,9 @@ struct Algo {
     int low = kModuleTree;           // hanx: tree within a node (kModuleTree: the module's)
     int up = kModuleTree;            // hanx: tree across the node leaders (likewise)
     std::size_t inner_seg = 0;       // hanx: segment size of the sub-collectives (0: default)
-    bool schedule = false;           // hanx: on its schedules (coll_hanx_blocking_schedule,
-                                     // the non-blocking calls), not lock-step
+    bool schedule = false;           // hanx: every step an i-collective, not serial
+                                     // (coll_hanx_blocking_schedule 1, the non-blocking
+                                     // calls); else a blocking call's serial schedule
     bool split = false;              // hanx: allreduce as split rails (a rule's "split"),
                                      // where the nodes are of one size; else the levels;
                                      // allgather: the node ring (a rule's "node_ring")
@@ -193,7 +194,7 @@ struct Algo {
 // level left to the module, as coll/hanx runs it by default, and a large
 // allreduce as one ring where hanx takes it), "hanx:LOW:UP" (the levels,
 // e.g. hanx:binomial:pipeline; LOW or UP may be "module"),
-// "hanx-sched", "hanx-sched:LOW:UP" (hanx on its schedules), and the same
+// "hanx-sched", "hanx-sched:LOW:UP" (hanx's non-blocking calls), and the same
 // with "hanx-split" for "hanx" (split-rail allreduce; the rail runs UP):
 // "hanx-split", "hanx-split-sched:LOW:UP".
 bool parse_algo(const std::string &s, Algo *out);

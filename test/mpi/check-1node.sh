@@ -733,7 +733,11 @@ step "coll_hanx_default_algorithm 4 with a tuning file: a rule's algorithm is fo
     model_rules
 # (pipelined: a call of one segment runs lock-step either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
-step "hanx blocking calls on the schedules, small segments: 2x2 with the levels' modules and with the built-in trees, 3 levels with collx trees" \
+step "hanx blocking calls, small segments (serial schedules, the node's steps blocking): 2x2, 3 levels with collx trees" \
+    eval 'local_run 300 4 $HANX 2 $HANX_SMALL_SEGS "$CHECKER" --quick --colls blocking --seed 9 &&
+          local_run 300 8 $HANX 4 --mca coll_hanx_ranks_per_socket 2 $HANX_TREES $HANX_SMALL_SEGS \
+              "$CHECKER" --quick --colls blocking --seed 11'
+step "hanx blocking calls with every step an i-collective (coll_hanx_blocking_schedule 1), small segments: 2x2 with the levels' modules and with the built-in trees, 3 levels with collx trees" \
     eval 'local_run 300 4 $HANX 2 --mca coll_hanx_blocking_schedule 1 $HANX_SMALL_SEGS \
               --mca coll_hanx_low_algorithm module --mca coll_hanx_up_algorithm module "$CHECKER" \
               --quick --colls blocking --seed 3 &&

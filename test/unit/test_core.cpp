@@ -1967,8 +1967,10 @@ struct SchedWorld {
         std::vector<collx_stage_t> stages;
         std::vector<std::vector<char>> done;  // [stage][seg]
         std::map<int, std::size_t> count;     // steps started per channel
+        std::map<int, int> running;           // steps started and not finished, per channel
         std::vector<int> prev;                // stage a segment comes from
     };
+    bool serial = false;  // the pipelines': then one step per channel at a time
     std::map<int, std::vector<int>> members;  // channel -> ranks
     std::map<std::pair<int, std::size_t>, std::vector<std::pair<int, Started>>> inst;
     std::vector<Rank> ranks;
@@ -1981,6 +1983,9 @@ struct SchedWorld {
         const collx_stage_t &st = rk->stages[stage];
         if (rk->prev[stage] >= 0 && !rk->done[rk->prev[stage]][seg])
             w->error = "a step started before its segment's previous stage finished";
+        if (w->serial && rk->running[st.channel] > 0)
+            w->error = "a serial pipeline started a step while its channel ran another";
+        ++rk->running[st.channel];
         const std::size_t k = rk->count[st.channel]++;
         w->inst[{st.channel, k}].push_back({rk->r, Started{st.number, seg, token}});
         auto &v = w->inst[{st.channel, k}];
@@ -2004,6 +2009,7 @@ struct SchedWorld {
             for (std::size_t i = 0; i < rk.stages.size(); ++i)
                 if (rk.stages[i].number == e.number && rk.stages[i].channel == key.first)
                     rk.done[i][e.seg] = 1;
+            --rk.running[key.first];
             collx_xfer_complete(e.token, 0);
         }
         return true;
@@ -2043,9 +2049,11 @@ START_TEST(pipeline_schedule_keeps_channel_order_and_data_order) {
         for (auto [nodes, per] : {std::pair<int, int>{2, 2}, {3, 2}, {4, 3}, {1, 5}})
             for (std::size_t nseg : {1u, 3u, 10u})
                 for (int window : {1, 2, 8})
-                    for (unsigned seed = 1; seed <= 6; ++seed) {
+                    for (unsigned seed = 1; seed <= 12; ++seed) {
                         const int P = nodes * per, root = (P - 1) * (seed % 2);
+                        const int serial = seed > 6;
                         SchedWorld w;
+                        w.serial = serial;
                         w.rng.seed(seed * 31 + nseg);
                         w.ranks.resize(P);
                         int finished = 0;
@@ -2069,15 +2077,15 @@ START_TEST(pipeline_schedule_keeps_channel_order_and_data_order) {
                                              &finished};
                             ck_assert_int_eq(collx_pipeline_start(w.ranks[r].stages.data(),
                                                                   int(w.ranks[r].stages.size()),
-                                                                  nseg, window,
+                                                                  nseg, window, serial,
                                                                   &SchedWorld::start,
                                                                   &w.ranks[r], &n, &ops[r]),
                                              COLLX_OK);
                         }
                         while (w.step()) {
                         }
-                        ck_assert_msg(w.error.empty(), "%s %dx%d nseg %zu window %d: %s", coll,
-                                      nodes, per, nseg, window, w.error.c_str());
+                        ck_assert_msg(w.error.empty(), "%s %dx%d nseg %zu window %d serial %d: %s",
+                                      coll, nodes, per, nseg, window, serial, w.error.c_str());
                         ck_assert_msg(finished == P,
                                       "%s %dx%d nseg %zu window %d: %d of %d ranks finished "
                                       "(deadlock)",
@@ -2109,7 +2117,7 @@ START_TEST(pipeline_window_bounds_outstanding_segments) {
         return 0;
     };
     collx_op_t *op = nullptr;
-    ck_assert_int_eq(collx_pipeline_start(st, 2, 20, 3, fn, &c, nullptr, &op), COLLX_OK);
+    ck_assert_int_eq(collx_pipeline_start(st, 2, 20, 3, 0, fn, &c, nullptr, &op), COLLX_OK);
     // complete stage 0 eagerly, stage 1 one at a time
     for (int guard = 0; guard < 1000; ++guard) {
         while (!c.tokens[0].empty()) {
@@ -2132,11 +2140,11 @@ START_TEST(pipeline_window_bounds_outstanding_segments) {
     collx_op_free(op);
     // a failed step start ends the schedule with an error
     collx_step_fn bad = [](void *, int, std::size_t, void *) { return 1; };
-    ck_assert_int_eq(collx_pipeline_start(st, 2, 4, 3, bad, nullptr, nullptr, &op), COLLX_OK);
+    ck_assert_int_eq(collx_pipeline_start(st, 2, 4, 3, 0, bad, nullptr, nullptr, &op), COLLX_OK);
     ck_assert_int_eq(collx_op_test(op, &s), 1);
     ck_assert_int_ne(s, COLLX_OK);
     collx_op_free(op);
-    ck_assert_int_eq(collx_pipeline_start(nullptr, 2, 4, 3, fn, &c, nullptr, &op), COLLX_ERR_ARG);
+    ck_assert_int_eq(collx_pipeline_start(nullptr, 2, 4, 3, 0, fn, &c, nullptr, &op), COLLX_ERR_ARG);
 }
 END_TEST
 

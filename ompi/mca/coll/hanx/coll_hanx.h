@@ -67,7 +67,7 @@ typedef struct mca_coll_hanx_component_t {
     int model_measure;     /* 1: measure the model's machine at each hierarchy's build */
     char *model_cache;     /* where measured machines are kept between runs ("" the
                             * default place, "none" nowhere): coll_hanx_model_cache */
-    int blocking_schedule; /* blocking calls on the schedules (1) or lock-step (0) */
+    int blocking_schedule; /* blocking calls' stages: level 0's blocking (0) or none (1) */
     int root_rail;         /* bcast/reduce from a non-leader root on its rail (1) */
     char *const *up_text;  /* coll_hanx_up_algorithm's: the same for the leaders' level */
     int up_var;            /* its MCA variable (left at its default: collx_hier_level_tree) */
@@ -222,9 +222,8 @@ int mca_coll_hanx_use(mca_coll_hanx_module_t *m, struct ompi_communicator_t *com
  * A call as a list of stages per rank (coll_hanx_pipeline.c): each has a
  * global number, the same on every member of its communicator, and runs on
  * one level's communicator (or the node's, comm itself for a message, or
- * locally).  Blocking calls run the list lock-step
- * (mca_coll_hanx_run_pipeline), non-blocking ones on the core's schedules
- * (mca_coll_hanx_start_nb). */
+ * locally).  Both blocking (mca_coll_hanx_run_blocking) and non-blocking
+ * calls (mca_coll_hanx_start_nb) run it on the core's schedules. */
 enum stage_kind {
     /* the core's stages of bcast, reduce, allreduce, barrier (collx_hier_plan) */
     ST_BCAST = COLLX_HSTEP_BCAST,
@@ -307,11 +306,16 @@ void mca_coll_hanx_add_stage(hanx_pipeline_t *p, int number, int level, enum sta
 /* The core's plan's stages added to p, its symbolic buffers mapped by
  * bufs[COLLX_HBUF_*], its levels to hanx's (rail, node, level k). */
 void mca_coll_hanx_add_plan(hanx_pipeline_t *p, const collx_hier_plan_t *plan, void *const *bufs);
-int mca_coll_hanx_run_pipeline(const hanx_pipeline_t *p);
 /* Start p as a non-blocking collective: takes to_free and p->blk (also on
  * failure). */
 int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, char *to_free,
                            ompi_request_t **request);
+/* Run p as a blocking call on the schedules: its level-0 stages (every
+ * stage of a call of one segment) as blocking collectives, run by the
+ * caller as they become ready, the others as non-blocking ones; takes
+ * to_free and p->blk (also on failure). */
+int mca_coll_hanx_run_blocking(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p,
+                               char *to_free);
 
 /* Progress until every non-blocking call has started all its steps on the
  * sub-communicators (before a blocking call uses them). */

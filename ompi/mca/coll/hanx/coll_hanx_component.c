@@ -163,10 +163,12 @@ static int hanx_register(void)
         "(hanx is always excluded)",
         "^hanx", OPAL_INFO_LVL_5, &c->up_preference);
     collx_glue_register_int(v, "blocking_schedule",
-        "How blocking bcast, reduce, allreduce and barrier run their stages: 0 = lock-step "
-        "(each pipeline step waits for all its stages), 1 = on the event-driven schedules of "
-        "the non-blocking calls (a stage of a segment starts when its input is done), waited for; "
-        "a call of one segment runs lock-step either way",
+        "How blocking bcast, reduce, allreduce and barrier run their stages on the event-driven "
+        "schedules of the non-blocking calls (a stage of a segment starts when its input is "
+        "done, one per communicator at a time): 0 = the innermost level's stages as blocking "
+        "collectives, the others as i-collectives; 1 = every stage as an i-collective, as a "
+        "non-blocking call runs them; a call of one segment runs its stages one after the "
+        "other, as blocking collectives, either way",
         0, 0, 1, OPAL_INFO_LVL_5, &c->blocking_schedule);
     collx_glue_register_int(v, "root_rail",
         "Hierarchical bcast and reduce from a root that does not lead its node, on nodes of "

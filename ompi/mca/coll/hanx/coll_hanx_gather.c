@@ -560,9 +560,7 @@ static int allgather_common(mca_coll_hanx_module_t *m, const void *sbuf, int sco
     int rc = build_allgather(m, m->cur, &p, sbuf, scount, sdtype, rbuf, rcounts, displs, rcount,
                              rdtype, comm, pos_sizes);
     if (OMPI_SUCCESS != rc) return rc;
-    rc = mca_coll_hanx_run_pipeline(&p);
-    p.blk->release(p.blk);
-    return rc;
+    return mca_coll_hanx_run_blocking(m, &p, NULL);
 }
 
 int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype,
@@ -589,9 +587,7 @@ int mca_coll_hanx_allgather(const void *sbuf, int scount, struct ompi_datatype_t
                                     comm);
         if (OMPI_SUCCESS != rc) return rc;
         leaders_ring(m, &p, &ch, "");
-        rc = mca_coll_hanx_run_pipeline(&p);
-        p.blk->release(p.blk);
-        return rc;
+        return mca_coll_hanx_run_blocking(m, &p, NULL);
     }
     i64 *pos_sizes = xmalloc((i64)size * 8);
     if (!pos_sizes) return OMPI_ERR_OUT_OF_RESOURCE;

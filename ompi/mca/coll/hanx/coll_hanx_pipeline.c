@@ -9,16 +9,18 @@
  * groups, then down the others; a reduce goes up).  The stages of bcast,
  * reduce, allreduce and barrier come from the core (collx_hier_plan, which
  * the simulator runs too); allgather builds its own.  With the message cut
- * into segments, step t runs stage j on segment t - j: while the leaders
- * move segment s between nodes, the node below already spreads segment s-1.
- * Blocking calls run it lock-step: level-0 stages blocking, higher ones
- * non-blocking, waited for at the end of the step; since every member of a
- * communicator runs its stage at the same step and in the same order, the
- * i-collectives of one step can only wait on stages of the same or earlier
- * steps: no deadlock.  Non-blocking calls (ibcast, ireduce, iallreduce,
- * ibarrier) run the same stages on the core's schedule engine: each
- * (stage, segment) starts when its inputs are done, in the same order per
- * communicator, progressed by Open MPI's progress engine.
+ * into segments, stage j of segment s can run while stage j+1 runs segment
+ * s-1: while the leaders move segment s between nodes, the node below
+ * already spreads segment s-1.  Every call runs on the core's schedule
+ * engine (collx_pipeline_start): each (stage, segment) starts when its
+ * inputs are done, in the same order per communicator (that of a lock-step
+ * pipeline: step t runs stage j on segment t - j), progressed by Open MPI's
+ * progress engine.  A blocking call's schedule is serial (one step per
+ * communicator at a time) and its caller runs the innermost level's steps
+ * itself as blocking collectives (coll_hanx_blocking_schedule 0, the
+ * default: mca_coll_hanx_run_blocking); a call of one segment runs its
+ * stages one after the other.  Non-blocking calls (ibcast, ireduce,
+ * iallreduce, ibarrier) start every step as an i-collective.
  */
 #include "ompi_config.h"
 
@@ -275,36 +277,18 @@ static int seg_len(const hanx_pipeline_t *p, size_t seg)
     return (int)(p->count - first < p->seg_count ? p->count - first : p->seg_count);
 }
 
-/* The lock-step loop of the blocking calls: step t runs stage j on segment
- * t - j; the non-blocking stages of a step are posted, then the blocking
- * (level-0) ones run in stage order, then the step waits for all. */
-int mca_coll_hanx_run_pipeline(const hanx_pipeline_t *p)
+/* A blocking call of one segment: its stages one after the other, in
+ * data order (by number, then as listed), each a blocking collective --
+ * nothing to overlap, so nothing to schedule. */
+static int run_in_turn(const hanx_pipeline_t *p)
 {
-    const size_t nseg = nsegments(p);
-    if (0 == nseg) return OMPI_SUCCESS;
     int last = 0;
     for (int i = 0; i < p->n; ++i)
         if (p->st[i].number > last) last = p->st[i].number;
-    ompi_request_t *reqs[HANX_MAX_STAGES];
     int rc = OMPI_SUCCESS;
-    for (size_t t = 0; t < nseg + (size_t)last && OMPI_SUCCESS == rc; ++t) {
-        int nreq = 0;
-        for (int pass = 0; pass < 2 && OMPI_SUCCESS == rc; ++pass)
-            for (int i = 0; i < p->n && OMPI_SUCCESS == rc; ++i) {
-                const hanx_stage_t *s = &p->st[i];
-                if ((size_t)s->number > t || t - (size_t)s->number >= nseg) continue;
-                const int blocking = 1 == nseg || 0 == s->level;
-                if (blocking != pass) continue;
-                const size_t seg = t - (size_t)s->number;
-                rc = run_stage(p, s, seg * p->seg_count, seg_len(p, seg),
-                               blocking ? NULL : &reqs[nreq]);
-                if (!blocking && OMPI_SUCCESS == rc) ++nreq;
-            }
-        if (nreq) {
-            int wrc = ompi_request_wait_all(nreq, reqs, MPI_STATUSES_IGNORE);
-            if (OMPI_SUCCESS == rc) rc = wrc;
-        }
-    }
+    for (int t = 0; t <= last && OMPI_SUCCESS == rc; ++t)
+        for (int i = 0; i < p->n && OMPI_SUCCESS == rc; ++i)
+            if (p->st[i].number == t) rc = run_stage(p, &p->st[i], 0, seg_len(p, 0), NULL);
     return rc;
 }
 
@@ -316,12 +300,25 @@ int mca_coll_hanx_run_pipeline(const hanx_pipeline_t *p)
  * progress engine.  At most COLLX_HIER_WINDOW segments are in flight per call
  * beyond the pipeline's depth. */
 
+/* A step a blocking call's caller runs itself (mca_coll_hanx_run_blocking) */
+typedef struct hanx_sync_step {
+    int stage;
+    size_t seg;
+    void *token; /* its completion, reported when it returned */
+} hanx_sync_step_t;
+
 typedef struct hanx_nb {
     hanx_pipeline_t p;
     mca_coll_hanx_module_t *m;
     char *to_free;                 /* the call's scratch buffer */
     size_t steps[HANX_NCHAN]; /* per channel: steps to start there */
     size_t started[HANX_NCHAN];
+    /* a blocking call: the steps whose stage runs as a blocking collective
+     * (sync_stage), ready in the order they started, for its caller to run */
+    int blocking;
+    pthread_mutex_t ready_lock;
+    hanx_sync_step_t *ready;
+    size_t nready, cap_ready, next_ready;
 } hanx_nb_t;
 
 static void nb_free(void *a)
@@ -330,6 +327,8 @@ static void nb_free(void *a)
     if (c->p.blk) c->p.blk->release(c->p.blk);
     free(c->p.split);
     free(c->to_free);
+    free(c->ready);
+    pthread_mutex_destroy(&c->ready_lock);
     free(c);
 }
 
@@ -344,9 +343,26 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
     return 0;
 }
 
-/* Start one step now. */
+/* 1 where a blocking call's stage runs as a blocking collective: the
+ * stages of level 0, the innermost level's communicator (the node's, or
+ * the socket's), whose Open MPI module's blocking collectives beat its
+ * i-collectives (libnbc's) there. */
+static int sync_stage(const hanx_nb_t *c, int stage)
+{
+    return c->blocking && 0 == c->p.st[stage].level;
+}
+
+/* Start one step now (a blocking call's sync_stage: made ready for its
+ * caller, which runs it). */
 static int post_step(hanx_nb_t *c, int stage, size_t seg, void *token)
 {
+    if (sync_stage(c, stage)) {
+        pthread_mutex_lock(&c->ready_lock);
+        const int full = grow((void **)&c->ready, &c->cap_ready, c->nready, sizeof(*c->ready));
+        if (!full) c->ready[c->nready++] = (hanx_sync_step_t){stage, seg, token};
+        pthread_mutex_unlock(&c->ready_lock);
+        return full ? OMPI_ERR_OUT_OF_RESOURCE : OMPI_SUCCESS;
+    }
     ompi_request_t *req = MPI_REQUEST_NULL;
     int rc = run_stage(&c->p, &c->p.st[stage], seg * c->p.seg_count, seg_len(&c->p, seg), &req);
     if (OMPI_SUCCESS != rc) return rc;
@@ -464,11 +480,13 @@ void mca_coll_hanx_chan_free(hanx_view_t *v)
     }
 }
 
-/* Start p as a non-blocking collective; takes to_free (also on failure). */
-int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, char *to_free,
-                    ompi_request_t **request)
+/* Start p on the schedules; takes to_free (also on failure).  blocking:
+ * one step per communicator at a time (a serial pipeline), its sync_stage
+ * steps waiting in c->ready for the caller (*call). */
+static int start(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, char *to_free,
+                 int blocking, ompi_request_t **request, hanx_nb_t **call)
 {
-    hanx_nb_t *c = malloc(sizeof(*c));
+    hanx_nb_t *c = calloc(1, sizeof(*c));
     if (NULL == c) {
         free(to_free);
         free(p->split);
@@ -478,6 +496,9 @@ int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, 
     c->p = *p;
     c->m = m;
     c->to_free = to_free;
+    c->blocking = blocking;
+    pthread_mutex_init(&c->ready_lock, NULL);
+    *call = c;
     collx_notify_t n;
     collx_request_t *r = collx_glue_request_new(&n);
     if (NULL == r) {
@@ -497,7 +518,8 @@ int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, 
         cs[i].number = p->st[i].number;
         cs[i].channel = p->st[i].level; /* one channel per communicator */
     }
-    rc = collx_pipeline_start(cs, p->n, nsegments(p), COLLX_HIER_WINDOW, nb_step, c, &n, &r->op);
+    rc = collx_pipeline_start(cs, p->n, nsegments(p), COLLX_HIER_WINDOW, blocking, nb_step, c, &n,
+                              &r->op);
     if (COLLX_OK != rc) { /* (only out of memory, before any step started) */
         nb_unregister(c);
         collx_glue_request_abandon(r);
@@ -505,6 +527,57 @@ int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, 
     }
     *request = &r->super.super;
     return OMPI_SUCCESS;
+}
+
+int mca_coll_hanx_start_nb(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, char *to_free,
+                           ompi_request_t **request)
+{
+    hanx_nb_t *c;
+    return start(m, p, to_free, 0, request, &c);
+}
+
+int mca_coll_hanx_run_blocking(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p,
+                               char *to_free)
+{
+    const size_t nseg = nsegments(p);
+    if (nseg <= 1) {
+        const int rc = nseg ? run_in_turn(p) : OMPI_SUCCESS;
+        free(to_free);
+        free(p->split);
+        if (p->blk) p->blk->release(p->blk);
+        return rc;
+    }
+    hanx_nb_t *c;
+    ompi_request_t *req = MPI_REQUEST_NULL;
+    /* (coll_hanx_blocking_schedule 1: every step an i-collective, as a
+     * non-blocking call's) */
+    int rc = start(m, p, to_free, !mca_coll_hanx_component.blocking_schedule, &req, &c);
+    if (OMPI_SUCCESS != rc) return rc;
+    /* the ready steps in the order they started (per communicator the
+     * order every member starts them in), each to its end; after a failed
+     * one the others are reported failed without running */
+    while (!REQUEST_COMPLETE(req)) {
+        hanx_sync_step_t st;
+        int have = 0;
+        pthread_mutex_lock(&c->ready_lock);
+        if (c->next_ready < c->nready) {
+            st = c->ready[c->next_ready++];
+            have = 1;
+        }
+        pthread_mutex_unlock(&c->ready_lock);
+        if (!have) {
+            opal_progress();
+            continue;
+        }
+        const int src = OMPI_SUCCESS != rc
+                            ? rc
+                            : run_stage(&c->p, &c->p.st[st.stage], st.seg * c->p.seg_count,
+                                        seg_len(&c->p, st.seg), NULL);
+        if (OMPI_SUCCESS != src) rc = src;
+        collx_xfer_complete(st.token, OMPI_SUCCESS == src ? 0 : 1);
+    }
+    const int wrc = ompi_request_wait(&req, MPI_STATUS_IGNORE);
+    return OMPI_SUCCESS != rc ? rc : wrc;
 }
 
 /* Elements per pipeline segment (count: one segment).
@@ -598,9 +671,8 @@ void mca_coll_hanx_add_plan(hanx_pipeline_t *p, const collx_hier_plan_t *plan, v
     }
 }
 
-/* Run p: a blocking call (request NULL) lock-step, or on the schedules
- * and waited for (coll_hanx_blocking_schedule); a non-blocking one started
- * on the schedules.  to_free is freed after (rc: the build's). */
+/* Run p on the schedules: a blocking call (request NULL) to its end, a
+ * non-blocking one started.  to_free is freed after (rc: the build's). */
 static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char *to_free,
                ompi_request_t **request)
 {
@@ -609,18 +681,8 @@ static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char
         free(p->split);
         return rc;
     }
-    if (request) return mca_coll_hanx_start_nb(m, p, to_free, request);
-    if (mca_coll_hanx_component.blocking_schedule && nsegments(p) > 1) {
-        /* started, then waited for (one segment: the stages follow each
-         * other either way, and run directly) */
-        ompi_request_t *req = MPI_REQUEST_NULL;
-        rc = mca_coll_hanx_start_nb(m, p, to_free, &req);
-        return OMPI_SUCCESS != rc ? rc : ompi_request_wait(&req, MPI_STATUS_IGNORE);
-    }
-    rc = mca_coll_hanx_run_pipeline(p);
-    free(to_free);
-    free(p->split);
-    return rc;
+    return request ? mca_coll_hanx_start_nb(m, p, to_free, request)
+                   : mca_coll_hanx_run_blocking(m, p, to_free);
 }
 
 /* The front door's flat tree (a tuning rule's "flat:TREE"): the whole

@@ -296,12 +296,13 @@ static void reduce_scatter_rings(const collx_rule_t *rule, hanx_choice_t *out)
         out->up_tree = COLLX_TREE_RING;
 }
 
-/* 1 where a blocking call of `bytes` runs its stages on the schedules
- * (run() in _pipeline.c: coll_hanx_blocking_schedule, and more than one
- * segment, which the collective's coll_hanx_*_segment_size gives where set,
- * else segment_bytes -- the call's is one where bytes do not exceed it,
- * save for segments smaller than one element): its levels' stages are
- * then i-collectives, as a non-blocking call's. */
+/* 1 where a blocking call of `bytes` runs every stage as an
+ * i-collective, as a non-blocking call does (mca_coll_hanx_run_blocking:
+ * coll_hanx_blocking_schedule 1, and more than one segment, which the
+ * collective's coll_hanx_*_segment_size gives where set, else
+ * segment_bytes -- the call's is one where bytes do not exceed it, save for
+ * segments smaller than one element; by default level 0's stages are
+ * blocking collectives, and one segment's all are). */
 static int stages_on_schedules(int coll, size_t bytes, size_t segment_bytes)
 {
     const mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
@@ -330,9 +331,9 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
     out->up_tree = level_tree(&up_algorithm, *mca_coll_hanx_component.up_text, "up_algorithm");
     /* a parameter left at its default: the built-in level algorithm (a
      * rule's low/up_algorithm, below, decides over it) -- the non-blocking
-     * calls' where the levels run i-collectives: a non-blocking call, or a
-     * blocking one on the schedules (with the rule's segment where it
-     * gives one) */
+     * calls' where every level runs i-collectives: a non-blocking call, or a
+     * blocking one with coll_hanx_blocking_schedule 1 (with the rule's
+     * segment where it gives one) */
     const int levels_nb =
         nonblocking ||
         stages_on_schedules(coll, bytes,

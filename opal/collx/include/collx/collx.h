@@ -476,16 +476,20 @@ int collx_allgather_start(const collx_transport_t *t, void *recvbuf, const size_
  * + s, then stage index), the order of a lock-step pipeline, so every
  * member starts them in one order and none waits on a later one.  At most
  * `window` segments (raised to the rank's stage span + 1) are between the
- * rank's first and last stage at a time.  fn(ctx, stage, segment, token)
- * starts a step (0, or nonzero on failure) and reports its completion,
- * even from inside the call, with collx_xfer_complete(token, status). */
+ * rank's first and last stage at a time.  serial != 0: a step also waits
+ * until the step before it on its channel has finished -- one step per
+ * channel at a time, as a blocking call runs them (hanx's blocking calls);
+ * 0: as soon as it has started (non-blocking calls).  fn(ctx, stage,
+ * segment, token) starts a step (0, or nonzero on failure) and reports its
+ * completion, even from inside the call, with collx_xfer_complete(token,
+ * status). */
 typedef struct collx_stage {
     int number;
     int channel;
 } collx_stage_t;
 typedef int (*collx_step_fn)(void *ctx, int stage, size_t segment, void *token);
 int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, int window,
-                         collx_step_fn fn, void *ctx, const collx_notify_t *notify,
+                         int serial, collx_step_fn fn, void *ctx, const collx_notify_t *notify,
                          collx_op_t **out);
 
 /* Hierarchical collectives as stages: hanx's bcast, reduce, allreduce and
