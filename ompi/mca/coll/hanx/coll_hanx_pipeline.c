@@ -292,13 +292,15 @@ static int run_in_turn(const hanx_pipeline_t *p)
     return rc;
 }
 
-/* ------------------------------------------------ non-blocking calls
- * The same stages run by the core's schedule engine (collx_pipeline_start):
+/* ------------------------------------------- the calls on the schedules
+ * The stages run by the core's schedule engine (collx_pipeline_start):
  * each (stage, segment) starts as the non-blocking collective of its level
  * when its segment's previous stage is done and the steps before it on the
- * same communicator have started, and its request is watched from the
- * progress engine.  At most COLLX_HIER_WINDOW segments are in flight per call
- * beyond the pipeline's depth. */
+ * same communicator have started (a blocking call's: finished), and its
+ * request is watched from the progress engine; a blocking call's caller
+ * runs its level-0 steps itself (mca_coll_hanx_run_blocking).  At most
+ * COLLX_HIER_WINDOW segments are in flight per call beyond the pipeline's
+ * depth. */
 
 /* A step a blocking call's caller runs itself (mca_coll_hanx_run_blocking) */
 typedef struct hanx_sync_step {
