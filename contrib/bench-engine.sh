@@ -1,9 +1,11 @@
 #!/bin/bash
-# hanx's blocking bcast, reduce and allreduce run lock-step (the default)
-# against the same stages on the event-driven schedules
-# (coll_hanx_blocking_schedule 1), with the levels' Open MPI modules and
-# with collx LP chains on the levels (coll_hanx_low/up_algorithm pipeline),
-# and tuned beside them; same segment sizes everywhere (hanx's built-in:
+# hanx's blocking bcast, reduce and allreduce as they run by default (since
+# stop 43 on the core's schedules, serial, the node's steps blocking
+# collectives; before, a lock-step loop) against the same stages with every
+# step an i-collective (coll_hanx_blocking_schedule 1), with the levels'
+# Open MPI modules and with collx LP chains on the levels
+# (coll_hanx_low/up_algorithm pipeline), and tuned beside them; same
+# segment sizes everywhere (hanx's built-in:
 # pipelined from 512 KiB), and no measured machine (coll_hanx_model_measure
 # 0: the engine is compared, not the choice -- on fast links the measured
 # one flag hands large bcasts to the previous module).  docs/benchmarks.md
