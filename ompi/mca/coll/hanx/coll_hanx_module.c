@@ -352,11 +352,7 @@ static void level_preference(const char *v, char *out, size_t size)
  * from a stream of MEASURE_MSGS messages of MEASURE_BYTES answered by an
  * empty one (a stream, so that a link that lets a burst through at once --
  * a token bucket, as the emulated links -- shows its rate; the best of
- * MEASURE_REPS; 2 MiB since stop 43: with 512 KiB the ratio of the two
- * links' times per byte on the unlimited emulated 4 x 2 came out 1.5 to 6.2
- * from run to run, across the 6 that tells slow links, with 2 MiB 2.0 to
- * 3.8, and 15 to 48 at 1 Gbit/s), each after one to warm up; and it times
- * a local sum of
+ * MEASURE_REPS), each after one to warm up; and it times a local sum of
  * ints.  The other ranks wait meanwhile in a barrier, busy, as they
  * will be in a collective.  Then, with every rank but the two of the
  * link asleep (quiet_wait), it takes the links' latencies again (the
@@ -374,13 +370,9 @@ static void level_preference(const char *v, char *out, size_t size)
  * measuring; else it writes what it measured there.  t[MEASURE_KEPT]
  * says which (machine_kept). */
 #define MEASURE_BYTES 65536
-#define MEASURE_MSGS 32
+#define MEASURE_MSGS 8
 #define MEASURE_REPS 3
 #define MEASURE_PINGS 16 /* the ping-pongs' repetitions: a busy machine's latency varies most */
-/* the measurement's version, part of a kept machine's key: one measured
- * another way (before stop 43, 512 KiB streams) is not found, and is
- * measured again */
-#define MEASURE_VERSION 2
 #define MEASURE_VALUES 7  /* the measurement (t[0..6], measure_machine), as kept */
 #define MEASURE_KEPT 7    /* t[7]: 0 measured, 1 measured and kept, 2 found kept */
 #define MEASURE_RESULTS 8
@@ -551,7 +543,7 @@ static uint64_t nodes_key(mca_coll_hanx_module_t *m, struct ompi_communicator_t 
                                    : 0;
     *rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, &term, 1, MPI_UINT64_T, MPI_SUM, comm,
                                        comm->c_coll->coll_allreduce_module);
-    return collx_machine_key(term + MEASURE_VERSION, m->nnodes);
+    return collx_machine_key(term, m->nnodes);
 }
 
 /* Rank 0 with the cache in path: with `find`, looks for the nodes'
