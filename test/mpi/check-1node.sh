@@ -307,7 +307,7 @@ level_trees_default() (  # the built-in collx trees on the levels, where coll_ha
     expect "module, binomial" reduce 131072
     # ... and on the schedules (coll_hanx_blocking_schedule 1: more than one segment, 64 KiB
     # from 512 KiB) the non-blocking calls' trees: the node's stages are i-collectives there too;
-    # one segment runs lock-step, with the blocking calls' trees
+    # one segment runs its stages one after the other, with the blocking calls' trees
     expect "module, binomial" reduce 1048576
     expect "binomial, binomial" reduce 1048576 --mca coll_hanx_blocking_schedule 1
     expect "module, binomial" reduce 131072 --mca coll_hanx_blocking_schedule 1
@@ -731,7 +731,7 @@ model_rules() (  # default_algorithm 4 with a tuning file: a rule's algorithm wi
 )
 step "coll_hanx_default_algorithm 4 with a tuning file: a rule's algorithm is followed (no model), a rule's segment is the model's" \
     model_rules
-# (pipelined: a call of one segment runs lock-step either way)
+# (pipelined: a call of one segment runs its stages one after the other either way)
 HANX_SMALL_SEGS="--mca coll_hanx_bcast_segment_size 64 --mca coll_hanx_reduce_segment_size 40 --mca coll_hanx_allreduce_segment_size 24"
 step "hanx blocking calls, small segments (serial schedules, the node's steps blocking): 2x2, 3 levels with collx trees" \
     eval 'local_run 300 4 $HANX 2 $HANX_SMALL_SEGS "$CHECKER" --quick --colls blocking --seed 9 &&
