@@ -1,5 +1,7 @@
 #include "executor.hpp"
 
+#include "schedule.hpp"
+
 #include <algorithm>
 #include <climits>
 #include <cstdint>
@@ -167,20 +169,6 @@ bool Operation::recv(void *buf, std::size_t count, int peer, Xfer x) {
     return post(Xfer::Recv, buf, count, peer, x);
 }
 
-bool Operation::drain(std::deque<PendingSend> &q, const Segmentation &seg, Xfer::Phase phase) {
-    while (!q.empty() && in_flight(Xfer::Send, phase) < tun_.max_send) {
-        PendingSend p = q.front();
-        q.pop_front();
-        Xfer x;
-        x.phase = p.phase;
-        x.seg = p.seg;
-        x.peer_idx = p.peer_idx;
-        x.buf = p.release;
-        if (!send(p.src, seg.length(p.seg), p.peer, x)) return false;
-    }
-    return true;
-}
-
 bool Operation::reduce(const void *in, void *inout, std::size_t count, void *op) {
     if (t_.reduce_local(t_.ctx, in, inout, count, &dt_, op) != 0) {
         status_ = COLLX_ERR;
@@ -200,312 +188,234 @@ bool Operation::copy(void *dst, const void *src, std::size_t count) {
 
 namespace {
 
-// Releases items in index order although they become ready in any order:
-// MPI matches a pair's messages in posting order, while completions (a
-// small eager segment overtakes a large rendezvous one) arrive in any.
-class InOrder {
-  public:
-    explicit InOrder(std::size_t n = 0) : ready_(n, 0) {}
-    // mark i ready; call f(j) for every j that may now go, in order
-    template <class F>
-    void ready(std::size_t i, F f) {
-        ready_[i] = 1;
-        while (next_ < ready_.size() && ready_[next_]) f(next_++);
-    }
-
-  private:
-    std::vector<char> ready_;
-    std::size_t next_ = 0;
-};
-
 // ------------------------------------------------------------------- bcast
 
-class Bcast final : public Operation {
+// Segment s is received from the parent, then sent to each child (in
+// order_for_bcast's order): a receive and a send per child per segment,
+// each kind posted in segment order, at most max_recv / max_send in flight.
+class Bcast final : public Schedule {
   public:
     Bcast(const collx_transport_t &t, void *buf, std::size_t count, const collx_dtype_t &dt,
           int root, TreeNode node, int tag, const collx_tuning_t &tun,
           const collx_notify_t *notify)
-        : Operation(t, dt, tag, tun, notify),
+        : Schedule(t, dt, tag, tun, notify),
           buf_(static_cast<char *>(buf)),
           seg_(count, dt.size, tun.segment_bytes),
-          node_(std::move(node)),
-          fwd_(seg_.nseg) {
+          node_(std::move(node)) {
         order_for_bcast(node_);
-        is_root_ = (t.rank == root);
-        sends_total_ = seg_.nseg * node_.children.size();
-        if (is_root_)
-            for (std::size_t s = 0; s < seg_.nseg; ++s) queue_sends(s);
+        const bool is_root = t.rank == root;
+        const int recvs = is_root ? -1 : channel(tun_.max_recv);
+        const int sends = channel(tun_.max_send);
+        for (std::size_t s = 0; s < seg_.nseg; ++s) {
+            const std::size_t got = is_root ? kNone : add(Kind::Recv, recvs, s, 0);
+            for (std::size_t c = 0; c < node_.children.size(); ++c)
+                after(add(Kind::Send, sends, s, c), got);
+        }
     }
 
   private:
     char *at(std::size_t s) const {
         return buf_ + static_cast<std::ptrdiff_t>(seg_.first(s)) * dt_.extent;
     }
-    void queue_sends(std::size_t s) {
-        for (std::size_t c = 0; c < node_.children.size(); ++c)
-            send_q_.push_back({s, node_.children[c], c, at(s), nullptr, Xfer::Down});
-    }
-    void on_done(Xfer &x) override {
-        if (x.kind == Xfer::Recv) {
-            ++recvd_;
-            fwd_.ready(x.seg, [&](std::size_t s) { queue_sends(s); });
-        } else {
-            ++sends_done_;
-        }
-    }
-    void post_ready() override {
-        while (!is_root_ && next_recv_ < seg_.nseg &&
-               in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
-            Xfer x;
-            x.seg = next_recv_++;
-            if (!recv(at(x.seg), seg_.length(x.seg), node_.parent, x)) return;
-        }
-        drain(send_q_, seg_, Xfer::Down);
-    }
-    bool all_done() const override {
-        return (is_root_ || recvd_ == seg_.nseg) && sends_done_ == sends_total_;
+    bool fire(std::size_t id, const Xfer &x) override {
+        const Step &st = step(id);
+        if (st.kind == Kind::Recv) return recv(at(st.seg), seg_.length(st.seg), node_.parent, x);
+        return send(at(st.seg), seg_.length(st.seg), node_.children[st.idx], x);
     }
 
     char *buf_;
     Segmentation seg_;
     TreeNode node_;
-    InOrder fwd_;
-    bool is_root_ = false;
-    std::size_t next_recv_ = 0, recvd_ = 0, sends_done_ = 0, sends_total_ = 0;
-    std::deque<PendingSend> send_q_;
 };
 
 // --------------------------------------------------------- reduce, allreduce
 
-// Up phase (both): every rank combines its children's partial results with
-// its own contribution, segment by segment, and sends the result to its
-// parent; the root's result lands in recvbuf.  Down phase (allreduce
-// only): the root's result segments flow back down the same tree into
-// every rank's recvbuf.  A rank posts the receive of result segment s as
+// Up phase (both), per segment: receive each child's partial result into
+// a scratch buffer, fold them with the rank's own contribution (local
+// steps), send the result to the parent; the root's result lands in
+// recvbuf.  Down phase (allreduce only): the root's result segments flow
+// back down the same tree into every rank's recvbuf (a receive from the
+// parent, a send to each child).  A rank receives result segment s as
 // soon as recvbuf's segment s is no longer read by the up phase: at once
 // without MPI_IN_PLACE; with it, once s is folded (a rank with children
 // reads its own data only while folding) or, at a leaf, whose up-going send
 // reads recvbuf directly, once that send completed.
-class ReduceOp final : public Operation {
+//
+// The phases have channels of their own (their own budgets): the up phase
+// never waits for a resource the down phase holds (its progress depends
+// only on the subtree below), so the down phase, which depends on the up
+// phase, cannot close a cycle.  The up phase's receives also wait for a
+// free scratch buffer (at most max_recv + max_send + children + 1 in use).
+class ReduceOp final : public Schedule {
   public:
     ReduceOp(const collx_transport_t &t, const void *sendbuf, void *recvbuf, std::size_t count,
              const collx_dtype_t &dt, void *op, bool commutative, int root, bool all, int tag,
              const collx_tuning_t &tun, const collx_notify_t *notify)
-        : Operation(t, dt, tag, tun, notify),
+        : Schedule(t, dt, tag, tun, notify),
           sbuf_(static_cast<const char *>(sendbuf)),
           rbuf_(static_cast<char *>(recvbuf)),
           op_(op),
           commute_(commutative),
-          all_(all),
           seg_(count, dt.size, tun.segment_bytes),
           node_(commutative ? tree_node(shape_of(tun), t.size, all ? 0 : root, t.rank)
                             : ordered_node(shape_of(tun), t.size, all ? 0 : root, t.rank)),
-          pool_(dt, seg_.per_seg),
-          up_(seg_.nseg),
-          down_(seg_.nseg) {
+          pool_(dt, seg_.per_seg) {
         is_root_ = node_.parent < 0;
-        in_place_ = sendbuf == nullptr && (all_ || is_root_);
+        in_place_ = sendbuf == nullptr && (all || is_root_);
         nchild_ = node_.children.size();
-        st_.resize(nchild_ ? seg_.nseg : 0);
-        for (auto &s : st_) s.got.assign(nchild_, nullptr);
-        held_.assign(is_root_ ? 0 : seg_.nseg, nullptr);
-        // allreduce, non-root: may the result of segment s land in recvbuf yet?
-        result_free_.assign(all_ && !is_root_ ? seg_.nseg : 0, in_place_ ? 0 : 1);
+        if (is_root_ && nchild_ == 0) {  // a single rank: the result is its own data
+            if (!in_place_) copy(rbuf_, sbuf_, seg_.count);
+            return;
+        }
         buf_limit_ = static_cast<std::size_t>(tun_.max_recv + tun_.max_send) + nchild_ + 1;
-        down_total_ = all_ ? seg_.nseg * nchild_ : 0;
-        if (nchild_ == 0) {
-            if (is_root_) {  // a single rank: the result is its own data
-                if (!in_place_) copy(rbuf_, sbuf_, seg_.count);
-                folded_ = seg_.nseg;
-            } else {
-                for (std::size_t s = 0; s < seg_.nseg; ++s) segment_complete(s, nullptr);
+        got_.assign(nchild_ * seg_.nseg, nullptr);
+        acc_.assign(seg_.nseg, nullptr);
+        // (receives first: each pass posts them before the sends)
+        up_recvs_ = nchild_ ? channel(tun_.max_recv, Xfer::Up) : -1;
+        const int down_recvs = all && !is_root_ ? channel(tun_.max_recv) : -1;
+        const int up_sends = is_root_ ? -1 : channel(tun_.max_send, Xfer::Up);
+        const int down_sends = all && nchild_ ? channel(tun_.max_send) : -1;
+        for (std::size_t s = 0; s < seg_.nseg; ++s) {
+            std::size_t folded = kNone;  // s reduced over my subtree
+            if (commute_) {  // one fold per child, in position order
+                for (std::size_t c = 0; c < nchild_; ++c) {
+                    const std::size_t r = add(Kind::Recv, up_recvs_, s, c);
+                    const std::size_t f = add(Kind::Local, -1, s, c);
+                    after(f, r);
+                    after(f, folded);
+                    folded = f;
+                }
+            } else if (nchild_) {  // one fold of all operands, in rank order
+                folded = add(Kind::Local, -1, s, 0);
+                for (std::size_t c = 0; c < nchild_; ++c)
+                    after(folded, add(Kind::Recv, up_recvs_, s, c));
             }
+            std::size_t up = kNone;
+            if (!is_root_) {
+                up = add(Kind::Send, up_sends, s, 0);
+                after(up, folded);
+            }
+            std::size_t result = folded;  // the result of s is in recvbuf
+            if (down_recvs >= 0) {
+                result = add(Kind::Recv, down_recvs, s, 0);
+                if (in_place_) after(result, nchild_ ? folded : up);
+            }
+            if (down_sends >= 0)
+                for (std::size_t c = 0; c < nchild_; ++c)
+                    after(add(Kind::Send, down_sends, s, c), result);
         }
     }
 
   private:
-    struct SegState {
-        std::vector<char *> got;  // children's partial results by position, until folded
-        std::size_t arrived = 0;  // non-commutative: how many are here
-        std::size_t next = 0;     // commutative: children folded so far (a prefix)
-        char *acc = nullptr;      // commutative: running partial result
-        bool root_init = false;   // root: own data placed in recvbuf
-    };
-
     std::ptrdiff_t off(std::size_t s) const {
         return static_cast<std::ptrdiff_t>(seg_.first(s)) * dt_.extent;
     }
     const char *own(std::size_t s) const { return (in_place_ ? rbuf_ : sbuf_) + off(s); }
     char *result(std::size_t s) const { return rbuf_ + off(s); }
+    char *&got(std::size_t s, std::size_t c) { return got_[s * nchild_ + c]; }
 
-    void queue_down(std::size_t s) {
-        for (std::size_t c = 0; c < nchild_; ++c)
-            down_q_.push_back({s, node_.children[c], c, result(s), nullptr, Xfer::Down});
-    }
-
-    // Segment s is reduced over this rank's subtree (acc: the pooled buffer
-    // holding it, nullptr when it is the rank's own data or recvbuf).
-    void segment_complete(std::size_t s, char *acc) {
-        ++folded_;
-        if (is_root_) {
-            if (all_) down_.ready(s, [&](std::size_t k) { queue_down(k); });
-            return;
+    bool fire(std::size_t id, const Xfer &x) override {
+        const Step &st = step(id);
+        const std::size_t s = st.seg, n = seg_.length(s);
+        const bool up = x.phase == Xfer::Up;
+        switch (st.kind) {
+            case Kind::Recv:
+                if (!up) return recv(result(s), n, node_.parent, x);
+                got(s, st.idx) = pool_.get();
+                return recv(got(s, st.idx), n, node_.children[st.idx], x);
+            case Kind::Send:
+                if (!up) return send(result(s), n, node_.children[st.idx], x);
+                return send(acc_[s] ? acc_[s] : own(s), n, node_.parent, x);
+            case Kind::Local: return commute_ ? fold_next(s, st.idx) : fold_ordered(s);
+            case Kind::Sub: break;
         }
-        held_[s] = acc;
-        if (all_ && nchild_) result_free_[s] = 1;  // own data read while folding: done
-        up_.ready(s, [&](std::size_t k) {
-            up_q_.push_back({k, node_.parent, 0, held_[k] ? held_[k] : own(k), held_[k],
-                               Xfer::Up});
-        });
+        return false;
+    }
+    void landed(std::size_t id, Xfer &x) override {
+        if (step(id).kind == Kind::Send && x.phase == Xfer::Up) {  // the partial result went up
+            pool_.put(acc_[x.seg]);
+            acc_[x.seg] = nullptr;
+        }
+    }
+    bool admit(int chan) const override {
+        return chan != up_recvs_ || pool_.in_use() < buf_limit_;
     }
 
     // A commutative op still folds in one fixed order -- own data, then the
     // children by position -- so that a float sum gives bitwise the same
-    // result whatever order the children's segments arrive in.  A child's
-    // segment that arrives early waits in its pooled buffer; each arrival
-    // folds the longest prefix that is complete, so the fold still overlaps
-    // the transfers.  (The receive of every earlier child of the segment is
-    // already posted, segment-major, so a held buffer never waits on a
-    // receive the buffer limit keeps from being posted.)
-    void arrive_commutative(std::size_t s, std::size_t idx, char *b) {
-        SegState &st = st_[s];
-        st.got[idx] = b;
+    // result whatever order the children's segments arrive in: the fold of
+    // child c waits for its segment and for the fold of child c - 1.  (The
+    // receive of every earlier child of the segment is posted before, so a
+    // held buffer never waits on a receive the buffer limit keeps back.)
+    bool fold_next(std::size_t s, std::size_t c) {
         const std::size_t n = seg_.length(s);
-        while (st.next < nchild_ && st.got[st.next]) {
-            char *c = st.got[st.next];
-            st.got[st.next++] = nullptr;
-            if (is_root_) {
-                if (!st.root_init) {
-                    if (!in_place_ && !copy(result(s), own(s), n)) return;
-                    st.root_init = true;
-                }
-                if (!reduce(c, result(s), n, op_)) return;
-                pool_.put(c);
-            } else if (!st.acc) {
-                if (!reduce(own(s), c, n, op_)) return;
-                st.acc = c;
-            } else {
-                if (!reduce(c, st.acc, n, op_)) return;
-                pool_.put(c);
-            }
+        char *b = got(s, c);
+        got(s, c) = nullptr;
+        if (is_root_) {
+            if (c == 0 && !in_place_ && !copy(result(s), own(s), n)) return false;
+            const bool ok = reduce(b, result(s), n, op_);
+            pool_.put(b);
+            return ok;
         }
-        if (st.next == nchild_) segment_complete(s, is_root_ ? nullptr : st.acc);
+        if (c == 0) {
+            acc_[s] = b;
+            return reduce(own(s), b, n, op_);
+        }
+        const bool ok = reduce(b, acc_[s], n, op_);
+        pool_.put(b);
+        return ok;
     }
 
     // All operands of segment s are here: fold them right to left so that
     // the result is operand[0] op operand[1] op ... in tree order.
-    void fold_ordered(std::size_t s) {
-        SegState &st = st_[s];
+    bool fold_ordered(std::size_t s) {
         const std::size_t n = seg_.length(s);
         const char *ownp = own(s);
         char *own_copy = nullptr;
         if (in_place_ && is_root_) {  // own data lives where the result goes
             own_copy = pool_.get();
-            if (!copy(own_copy, ownp, n)) return;
+            if (!copy(own_copy, ownp, n)) return false;
             ownp = own_copy;
         }
         std::vector<const char *> items;
         for (std::size_t i = 0; i <= nchild_; ++i) {
             if (i == node_.own_pos) items.push_back(ownp);
-            if (i < nchild_) items.push_back(st.got[i]);
+            if (i < nchild_) items.push_back(got(s, i));
         }
         char *acc;
         if (is_root_) {
             acc = result(s);
-            if (!copy(acc, items.back(), n)) return;
+            if (!copy(acc, items.back(), n)) return false;
         } else if (items.back() != ownp) {
             acc = const_cast<char *>(items.back());
         } else {
             acc = pool_.get();
-            if (!copy(acc, ownp, n)) return;
+            if (!copy(acc, ownp, n)) return false;
         }
         for (std::size_t k = items.size() - 1; k-- > 0;)
-            if (!reduce(items[k], acc, n, op_)) return;
-        for (char *b : st.got)
-            if (b != acc) pool_.put(b);
-        st.got.clear();
+            if (!reduce(items[k], acc, n, op_)) return false;
+        for (std::size_t c = 0; c < nchild_; ++c) {
+            if (got(s, c) != acc) pool_.put(got(s, c));
+            got(s, c) = nullptr;
+        }
         pool_.put(own_copy);
-        segment_complete(s, is_root_ ? nullptr : acc);
-    }
-
-    void on_done(Xfer &x) override {
-        const bool up = x.phase == Xfer::Up;
-        if (x.kind == Xfer::Send) {
-            pool_.put(x.buf);
-            if (up) {
-                ++sent_up_;
-                if (all_) result_free_[x.seg] = 1;  // a leaf's send read recvbuf
-            } else {
-                ++down_sent_;
-            }
-            return;
-        }
-        if (!up) {  // a segment of the final result
-            ++down_recvd_;
-            down_.ready(x.seg, [&](std::size_t k) { queue_down(k); });
-        } else if (commute_) {
-            arrive_commutative(x.seg, x.peer_idx, x.buf);
-        } else {
-            SegState &st = st_[x.seg];
-            st.got[x.peer_idx] = x.buf;
-            if (++st.arrived == nchild_) fold_ordered(x.seg);
-        }
-    }
-
-    // The two phases have separate budgets and queues: the up phase never
-    // waits for a resource the down phase holds (its progress depends only
-    // on the subtree below), so the down phase, which depends on the up
-    // phase, cannot close a cycle.
-    void post_ready() override {
-        // up phase: children's partial results, segment-major
-        while (nchild_ && rseg_ < seg_.nseg && in_flight(Xfer::Recv, Xfer::Up) < tun_.max_recv &&
-               pool_.in_use() < buf_limit_) {
-            Xfer x;
-            x.phase = Xfer::Up;
-            x.seg = rseg_;
-            x.peer_idx = rchild_;
-            x.buf = pool_.get();
-            if (++rchild_ == nchild_) {
-                rchild_ = 0;
-                ++rseg_;
-            }
-            if (!recv(x.buf, seg_.length(x.seg), node_.children[x.peer_idx], x)) return;
-        }
-        // down phase: the result, once recvbuf's segment is free
-        while (all_ && !is_root_ && dseg_ < seg_.nseg && result_free_[dseg_] &&
-               in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
-            Xfer x;
-            x.phase = Xfer::Down;
-            x.seg = dseg_++;
-            if (!recv(result(x.seg), seg_.length(x.seg), node_.parent, x)) return;
-        }
-        if (!drain(up_q_, seg_, Xfer::Up)) return;
-        drain(down_q_, seg_, Xfer::Down);
-    }
-
-    bool all_done() const override {
-        const bool up_done = is_root_ ? folded_ == seg_.nseg : sent_up_ == seg_.nseg;
-        if (!all_) return up_done;
-        return up_done && (is_root_ || down_recvd_ == seg_.nseg) && down_sent_ == down_total_;
+        if (!is_root_) acc_[s] = acc;
+        return true;
     }
 
     const char *sbuf_;
     char *rbuf_;
     void *op_;
-    bool commute_, all_;
+    bool commute_;
     Segmentation seg_;
     TreeNode node_;
     BufferPool pool_;
-    InOrder up_, down_;
     bool is_root_ = false, in_place_ = false;
     std::size_t nchild_ = 0;
-    std::vector<SegState> st_;
-    std::vector<char *> held_;   // reduced segments waiting for their turn to go up
-    std::vector<char> result_free_;  // allreduce: recvbuf segment s may receive the result
-    std::size_t buf_limit_ = 0;
-    std::size_t rseg_ = 0, rchild_ = 0, dseg_ = 0;
-    std::size_t folded_ = 0, sent_up_ = 0, down_recvd_ = 0, down_sent_ = 0, down_total_ = 0;
-    std::deque<PendingSend> up_q_, down_q_;
+    int up_recvs_ = -1;          // the up phase's receives' channel
+    std::size_t buf_limit_ = 0;  // scratch buffers in use at most
+    std::vector<char *> got_;    // children's partial results, (segment, child), until folded
+    std::vector<char *> acc_;    // per segment: its partial result until sent up (null: own data)
 };
 
 // ---------------------------------------------------------- ring allreduce
@@ -534,137 +444,111 @@ class ReduceOp final : public Operation {
 // order of arrival.  (Not rank order: non-commutative ops take the chain.)
 //
 // The messages of one direction, (step k, segment j of the step's chunk),
-// are posted in that order on both sides, so MPI matches them; a send is
-// ready when segment j of step k-1 arrived, and goes out in order.  An
-// allgather receive lands in recvbuf where this rank's reduce-scatter sent
-// from: it is posted once that send completed.  (The segment cannot come
-// back before the next rank has received it -- the summed chunk needs it --
-// but a send buffer is the sender's until its send completes.)
-class RingAllreduce final : public Operation {
+// are posted in that order on both sides (one channel each), so MPI
+// matches them; a send waits for segment j of step k-1 (its receive, and
+// in the reduce-scatter its fold).  An allgather receive lands in recvbuf
+// where this rank's reduce-scatter sent from: it waits for that send.  (The
+// segment cannot come back before the next rank has received it -- the
+// summed chunk needs it -- but a send buffer is the sender's until its
+// send completes.)
+class RingAllreduce final : public Schedule {
   public:
     RingAllreduce(const collx_transport_t &t, int phases, const void *sendbuf, void *recvbuf,
                   std::size_t count, const std::size_t *chunks, const collx_dtype_t &dt, void *op,
                   int tag, const collx_tuning_t &tun, const collx_notify_t *notify)
-        : Operation(t, dt, tag, tun, notify),
+        : Schedule(t, dt, tag, tun, notify),
           rbuf_(static_cast<char *>(recvbuf)),
           op_(op),
           P_(t.size),
-          first_((phases & COLLX_RING_REDUCE_SCATTER) ? 0 : t.size - 1),
-          gated_(phases == COLLX_RING_ALLREDUCE),
           per_seg_(Segmentation(count, dt.size, tun.segment_bytes).per_seg),
           pool_(dt, per_seg_) {
         const std::size_t n = dt.size ? count : 0;
         if (sendbuf != nullptr && !copy(rbuf_, sendbuf, n)) return;
         if (P_ < 2 || n == 0) return;
         const int r = t.rank;
+        const int first = (phases & COLLX_RING_REDUCE_SCATTER) ? 0 : P_ - 1;
         const int last = (phases & COLLX_RING_ALLGATHER) ? 2 * (P_ - 1) : P_ - 1;
+        const bool gated = phases == COLLX_RING_ALLREDUCE;
         auto chunk = [&](int c) { return static_cast<std::size_t>(((c % P_) + P_) % P_); };
         // chunk c is [at[c], at[c + 1]) of the vector
         std::vector<std::size_t> at(static_cast<std::size_t>(P_) + 1, 0);
         for (int c = 0; c < P_; ++c) {
-            std::size_t first, len;
-            if (chunks == nullptr) collx_hier_chunk(n, P_, c, &first, &len);
+            std::size_t first_el, len;
+            if (chunks == nullptr) collx_hier_chunk(n, P_, c, &first_el, &len);
             else len = chunks[c];
             at[static_cast<std::size_t>(c) + 1] = at[static_cast<std::size_t>(c)] + len;
         }
-        auto add = [&](std::vector<Msg> &v, std::vector<std::size_t> &base, int k, std::size_t c) {
-            base.push_back(v.size());
-            const std::size_t first = at[c], len = at[c + 1] - at[c];
-            for (std::size_t o = 0; o < len; o += per_seg_)
-                v.push_back({k, first + o, std::min(per_seg_, len - o)});
-        };
-        for (int k = first_; k < last; ++k) {
+        const int recvs = channel(tun_.max_recv), sends = channel(tun_.max_send);
+        // per step, its messages' ids: sends, and the receives (or, in the
+        // reduce-scatter, their folds) the next step's sends wait for
+        std::vector<std::size_t> sent, got, prev_got;
+        std::vector<std::vector<std::size_t>> rs_sent;  // the reduce-scatter's sends, per step
+        for (int k = first; k < last; ++k) {
             const bool rs = k < P_ - 1;
             const int a = rs ? k : k - (P_ - 1);  // the step within its phase
-            add(sends_, send_base_, k, chunk(rs ? r - a - 1 : r - a));
-            add(recvs_, recv_base_, k, chunk(rs ? r - a - 2 : r - a - 1));
+            const std::size_t sc = chunk(rs ? r - a - 1 : r - a), rc = chunk(rs ? r - a - 2 : r - a - 1);
+            sent.clear();
+            for (std::size_t o = 0, j = 0; o < at[sc + 1] - at[sc]; o += per_seg_, ++j) {
+                msgs_.push_back({at[sc] + o, std::min(per_seg_, at[sc + 1] - at[sc] - o), rs});
+                const std::size_t id = add(Kind::Send, sends, msgs_.size() - 1, 0);
+                if (k > first) after(id, prev_got[j]);
+                sent.push_back(id);
+            }
+            got.clear();
+            for (std::size_t o = 0, j = 0; o < at[rc + 1] - at[rc]; o += per_seg_, ++j) {
+                msgs_.push_back({at[rc] + o, std::min(per_seg_, at[rc + 1] - at[rc] - o), rs});
+                const std::size_t m = msgs_.size() - 1;
+                std::size_t id = add(Kind::Recv, recvs, m, 0);
+                if (!rs && gated) after(id, rs_sent[static_cast<std::size_t>(a)][j]);
+                if (rs) {  // fold the partial result into my chunk
+                    const std::size_t f = add(Kind::Local, -1, m, 0);
+                    after(f, id);
+                    id = f;
+                }
+                got.push_back(id);
+            }
+            if (rs && gated) rs_sent.push_back(sent);
+            prev_got.swap(got);
         }
-        send_done_.assign(sends_.size(), 0);
-        gate_ = InOrder(sends_.size());
-        for (std::size_t i = 0; i < step_size(send_base_, sends_, 0); ++i) ready(i);
+        held_.assign(msgs_.size(), nullptr);
     }
 
   private:
     struct Msg {
-        int step;
         std::size_t first, len;  // elements of the vector
+        bool rs;                 // a reduce-scatter message (received into scratch, folded)
     };
-
-    std::size_t step_size(const std::vector<std::size_t> &base, const std::vector<Msg> &v,
-                          int k) const {
-        const auto next = static_cast<std::size_t>(k) + 1;
-        return (next < base.size() ? base[next] : v.size()) - base[static_cast<std::size_t>(k)];
-    }
     char *at(const Msg &m) const {
         return rbuf_ + static_cast<std::ptrdiff_t>(m.first) * dt_.extent;
     }
-    void ready(std::size_t i) {
-        gate_.ready(i, [&](std::size_t s) { queue_.push_back(s); });
-    }
 
-    void on_done(Xfer &x) override {
-        if (x.kind == Xfer::Send) {
-            send_done_[x.seg] = 1;
-            ++sends_done_;
-            return;
-        }
-        ++recvs_done_;
-        const Msg &m = recvs_[x.seg];
-        if (x.buf) {  // reduce-scatter: fold the partial result into my chunk
-            const bool ok = reduce(x.buf, at(m), m.len, op_);
-            pool_.put(x.buf);
-            if (!ok) return;
-        }
-        const auto k = static_cast<std::size_t>(m.step - first_);  // (index of the step)
-        if (k + 1 < send_base_.size())  // the segment goes on
-            ready(send_base_[k + 1] + (x.seg - recv_base_[k]));
-    }
-
-    void post_ready() override {
-        const int left = (t_.rank + P_ - 1) % P_, right = (t_.rank + 1) % P_;
-        while (next_recv_ < recvs_.size() && in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
-            const Msg &m = recvs_[next_recv_];
-            const std::size_t j = next_recv_ - recv_base_[static_cast<std::size_t>(m.step - first_)];
-            Xfer x;
-            x.seg = next_recv_;
-            char *into;
-            if (m.step < P_ - 1) {
-                into = x.buf = pool_.get();
-            } else {  // where my reduce-scatter (if any) sent this segment from
-                if (gated_ &&
-                    !send_done_[send_base_[static_cast<std::size_t>(m.step - (P_ - 1))] + j])
-                    break;
-                into = at(m);
+    bool fire(std::size_t id, const Xfer &x) override {
+        const std::size_t i = step(id).seg;
+        const Msg &m = msgs_[i];
+        switch (step(id).kind) {
+            case Kind::Send: return send(at(m), m.len, (t_.rank + 1) % P_, x);
+            case Kind::Recv: {
+                char *into = m.rs ? (held_[i] = pool_.get()) : at(m);
+                return recv(into, m.len, (t_.rank + P_ - 1) % P_, x);
             }
-            ++next_recv_;
-            if (!recv(into, m.len, left, x)) return;
+            case Kind::Local: {
+                const bool ok = reduce(held_[i], at(m), m.len, op_);
+                pool_.put(held_[i]);
+                held_[i] = nullptr;
+                return ok;
+            }
+            case Kind::Sub: break;
         }
-        while (!queue_.empty() && in_flight(Xfer::Send, Xfer::Down) < tun_.max_send) {
-            const std::size_t i = queue_.front();
-            queue_.pop_front();
-            Xfer x;
-            x.seg = i;
-            if (!send(at(sends_[i]), sends_[i].len, right, x)) return;
-        }
-    }
-
-    bool all_done() const override {
-        return sends_done_ == sends_.size() && recvs_done_ == recvs_.size();
+        return false;
     }
 
     char *rbuf_;
     void *op_;
     int P_;
-    int first_;   // the first step: 0, or P-1 for the allgather alone
-    bool gated_;  // both halves: an allgather receive waits for its reduce-scatter send
     std::size_t per_seg_;
     BufferPool pool_;
-    std::vector<Msg> sends_, recvs_;  // in posting order: step-major
-    std::vector<std::size_t> send_base_, recv_base_;  // each step's first message
-    std::vector<char> send_done_;
-    InOrder gate_;
-    std::deque<std::size_t> queue_;  // sends ready, in order
-    std::size_t next_recv_ = 0, sends_done_ = 0, recvs_done_ = 0;
+    std::vector<Msg> msgs_;     // every message, by index (a step's seg)
+    std::vector<char *> held_;  // a reduce-scatter message's scratch buffer, until folded
 };
 
 
@@ -686,17 +570,18 @@ class RingAllreduce final : public Operation {
 // same operands: every rank gets the same bits, run after run, in any order
 // of arrival.
 //
-// Each step moves the whole vector in segments; segment j goes on to step
-// i+1 once step i's exchange of it is complete (its send too: the fold
-// overwrites what it sent).  Messages are posted in step-major order on
-// both sides of every pair (the ring's rule), a send through an in-order
-// gate, so MPI matches them.
-class RdAllreduce final : public Operation {
+// Each exchange moves the whole vector in segments; exchange i of segment
+// j ends with a local step (the fold, if any) that waits for both its
+// send (the fold overwrites what it sent) and its receive, and exchange
+// i+1's send of j waits for it.  Messages are posted in (exchange,
+// segment) order on both sides of every pair (one channel for sends, one
+// for receives), so MPI matches them.
+class RdAllreduce final : public Schedule {
   public:
     RdAllreduce(const collx_transport_t &t, const void *sendbuf, void *recvbuf,
                 std::size_t count, const collx_dtype_t &dt, void *op, int tag,
                 const collx_tuning_t &tun, const collx_notify_t *notify)
-        : Operation(t, dt, tag, tun, notify),
+        : Schedule(t, dt, tag, tun, notify),
           rbuf_(static_cast<char *>(recvbuf)),
           op_(op),
           seg_(dt.size ? count : 0, dt.size, tun.segment_bytes),
@@ -708,39 +593,38 @@ class RdAllreduce final : public Operation {
         while (pof2 * 2 <= P) pof2 *= 2;
         const int rem = P - pof2;
         if (r < 2 * rem && r % 2 == 0) {  // hands its data over, gets the result
-            steps_.push_back({r + 1, true, false, Fold::None});
-            steps_.push_back({r + 1, false, true, Fold::None});
+            ex_.push_back({r + 1, true, false, Fold::None});
+            ex_.push_back({r + 1, false, true, Fold::None});
         } else {
-            if (r < 2 * rem) steps_.push_back({r - 1, false, true, Fold::Lower});
+            if (r < 2 * rem) ex_.push_back({r - 1, false, true, Fold::Lower});
             const int me = r < 2 * rem ? r / 2 : r - rem;
             for (int mask = 1; mask < pof2; mask <<= 1) {
                 const int v = me ^ mask, peer = v < rem ? 2 * v + 1 : v + rem;
-                steps_.push_back({peer, true, true, peer < r ? Fold::Lower : Fold::Higher});
+                ex_.push_back({peer, true, true, peer < r ? Fold::Lower : Fold::Higher});
             }
-            if (r < 2 * rem) steps_.push_back({r - 1, true, false, Fold::None});
+            if (r < 2 * rem) ex_.push_back({r - 1, true, false, Fold::None});
         }
-        const std::size_t S = steps_.size(), nseg = seg_.nseg;
-        pending_.assign(S * nseg, 0);
-        got_.assign(S * nseg, nullptr);
-        send_at_.assign(S * nseg, SIZE_MAX);
-        for (std::size_t i = 0; i < S; ++i)
+        const std::size_t nseg = seg_.nseg;
+        const int recvs = channel(tun_.max_recv), sends = channel(tun_.max_send);
+        std::vector<std::size_t> done(nseg, kNone);  // exchange i-1 of segment j, finished
+        for (std::size_t i = 0; i < ex_.size(); ++i)
             for (std::size_t j = 0; j < nseg; ++j) {
-                const Step &st = steps_[i];
-                pending_[i * nseg + j] = st.send + st.recv;
-                if (st.send) send_at_[i * nseg + j] = sends_.size(), sends_.push_back(i * nseg + j);
-                if (st.recv) recvs_.push_back(i * nseg + j);
+                const Exchange &e = ex_[i];
+                const std::size_t snd = e.send ? add(Kind::Send, sends, j, i) : kNone;
+                const std::size_t rcv = e.recv ? add(Kind::Recv, recvs, j, i) : kNone;
+                if (snd != kNone) after(snd, done[j]);
+                if (rcv != kNone && e.fold == Fold::None) after(rcv, done[j]);  // the result
+                const std::size_t end = add(Kind::Local, -1, j, i);
+                after(end, snd);
+                after(end, rcv);
+                done[j] = end;
             }
-        step_done_.assign(S * nseg, 0);
-        gate_ = InOrder(sends_.size());
-        if (steps_[0].send)
-            for (std::size_t j = 0; j < nseg; ++j) gate_.ready(j, [&](std::size_t s) {
-                queue_.push_back(s);
-            });
+        got_.assign(ex_.size() * nseg, nullptr);
     }
 
   private:
     enum class Fold { None, Lower, Higher };  // the received data: none, left, right operand
-    struct Step {
+    struct Exchange {
         int peer;
         bool send, recv;
         Fold fold;
@@ -750,70 +634,34 @@ class RdAllreduce final : public Operation {
         return rbuf_ + static_cast<std::ptrdiff_t>(seg_.first(j)) * dt_.extent;
     }
 
-    void on_done(Xfer &x) override {
-        const std::size_t k = x.seg, nseg = seg_.nseg;
-        if (x.kind == Xfer::Recv) got_[k] = x.buf;
-        if (--pending_[k] > 0) return;
-        const std::size_t i = k / nseg, j = k % nseg;
-        const Step &st = steps_[i];
-        if (st.fold != Fold::None) {
-            char *in = got_[k];
-            got_[k] = nullptr;
-            const std::size_t n = seg_.length(j);
-            const bool ok = st.fold == Fold::Lower
-                                ? reduce(in, at(j), n, op_)
-                                : reduce(at(j), in, n, op_) && copy(at(j), in, n);
-            pool_.put(in);
-            if (!ok) return;
-        }
-        step_done_[k] = 1;
-        ++done_;
-        if (i + 1 < steps_.size() && steps_[i + 1].send)  // the segment goes on
-            gate_.ready(send_at_[k + nseg], [&](std::size_t s) { queue_.push_back(s); });
-    }
-
-    void post_ready() override {
-        const std::size_t nseg = seg_.nseg;
-        while (next_recv_ < recvs_.size() && in_flight(Xfer::Recv, Xfer::Down) < tun_.max_recv) {
-            const std::size_t k = recvs_[next_recv_], i = k / nseg, j = k % nseg;
-            const Step &st = steps_[i];
-            Xfer x;
-            x.seg = k;
-            char *into;
-            if (st.fold != Fold::None) {
-                into = x.buf = pool_.get();
-            } else {  // the result, where this rank's data was sent from
-                if (i > 0 && !step_done_[k - nseg]) break;
-                into = at(j);
+    bool fire(std::size_t id, const Xfer &x) override {
+        const std::size_t j = step(id).seg, i = step(id).idx, n = seg_.length(j);
+        const Exchange &e = ex_[i];
+        char *&in = got_[i * seg_.nseg + j];
+        switch (step(id).kind) {
+            case Kind::Send: return send(at(j), n, e.peer, x);
+            case Kind::Recv:  // a partial result to fold, or the result where my data was
+                return recv(e.fold != Fold::None ? (in = pool_.get()) : at(j), n, e.peer, x);
+            case Kind::Local: {
+                if (e.fold == Fold::None) return true;
+                const bool ok = e.fold == Fold::Lower
+                                    ? reduce(in, at(j), n, op_)
+                                    : reduce(at(j), in, n, op_) && copy(at(j), in, n);
+                pool_.put(in);
+                in = nullptr;
+                return ok;
             }
-            ++next_recv_;
-            if (!recv(into, seg_.length(j), st.peer, x)) return;
+            case Kind::Sub: break;
         }
-        while (!queue_.empty() && in_flight(Xfer::Send, Xfer::Down) < tun_.max_send) {
-            const std::size_t k = sends_[queue_.front()];
-            queue_.pop_front();
-            Xfer x;
-            x.seg = k;
-            if (!send(at(k % nseg), seg_.length(k % nseg), steps_[k / nseg].peer, x)) return;
-        }
+        return false;
     }
-
-    bool all_done() const override { return done_ == pending_.size(); }
 
     char *rbuf_;
     void *op_;
     Segmentation seg_;
     BufferPool pool_;
-    std::vector<Step> steps_;
-    // per (step i, segment j), at i * nseg + j
-    std::vector<int> pending_;           // transfers not yet complete
-    std::vector<char *> got_;            // the received partial result, until folded
-    std::vector<std::size_t> send_at_;   // its index in sends_
-    std::vector<char> step_done_;
-    std::vector<std::size_t> sends_, recvs_;  // (step, segment) in posting order: step-major
-    InOrder gate_;
-    std::deque<std::size_t> queue_;  // sends ready, in order (indices of sends_)
-    std::size_t next_recv_ = 0, done_ = 0;
+    std::vector<Exchange> ex_;
+    std::vector<char *> got_;  // (exchange i, segment j) at i * nseg + j: the received partial result
 };
 
 }  // namespace

@@ -51,19 +51,9 @@ struct Xfer {
     class Operation *op = nullptr;
     enum Kind { Send, Recv, Step } kind = Send;  // Step: a schedule's sub-collective
     enum Phase { Up, Down } phase = Down;  // towards the root, or away from it
+    std::size_t step = 0;      // the step of its schedule (Schedule)
     std::size_t seg = 0;
     std::size_t peer_idx = 0;  // index of the child (if the peer is a child)
-    char *buf = nullptr;       // pooled buffer to release on completion, if any
-};
-
-// A send waiting for an outstanding-send slot.
-struct PendingSend {
-    std::size_t seg;
-    int peer;
-    std::size_t peer_idx;
-    const char *src;
-    char *release;  // pooled buffer to give back when sent
-    Xfer::Phase phase;
 };
 
 TreeShape shape_of(const collx_tuning_t &tun);
@@ -93,11 +83,6 @@ class Operation {
     // comes back as an event like a transfer's.
     bool start_step(collx_step_fn fn, void *ctx, int stage, Xfer x);
     bool failed() const { return status_ != COLLX_OK; }
-    // Post queued sends of one phase while fewer than max_send of that
-    // phase are in flight.
-    bool drain(std::deque<PendingSend> &q, const Segmentation &seg, Xfer::Phase phase);
-    // Transfers posted and not yet completed, by kind and phase.
-    int in_flight(Xfer::Kind kind, Xfer::Phase phase) const { return in_flight_[kind][phase]; }
 
     collx_transport_t t_;
     collx_dtype_t dt_;

@@ -6,111 +6,163 @@
 
 namespace collx {
 
+// ------------------------------------------------------------------ engine
+
+int Schedule::channel(int limit, Xfer::Phase phase) {
+    chans_.push_back(Channel{std::max(limit, 0), phase, {}, 0, 0});
+    return static_cast<int>(chans_.size()) - 1;
+}
+
+std::size_t Schedule::add(Kind kind, int chan, std::size_t seg, std::size_t idx) {
+    const std::size_t id = steps_.size();
+    if (kind == Kind::Local) chan = -1;
+    steps_.push_back(Step{kind, chan, seg, idx});
+    waiting_.push_back(0);
+    if (chan >= 0) chans_[static_cast<std::size_t>(chan)].ids.push_back(id);
+    return id;
+}
+
+void Schedule::after(std::size_t step, std::size_t pred) {
+    if (pred == kNone) return;
+    edges_.emplace_back(pred, step);
+    ++waiting_[step];
+}
+
+// The successor lists, packed once the builder is done.
+void Schedule::seal() {
+    sealed_ = true;
+    succ_at_.assign(steps_.size() + 1, 0);
+    for (const auto &e : edges_) ++succ_at_[e.first + 1];
+    std::partial_sum(succ_at_.begin(), succ_at_.end(), succ_at_.begin());
+    succ_.resize(edges_.size());
+    std::vector<std::size_t> fill(succ_at_.begin(), succ_at_.end() - 1);
+    for (const auto &e : edges_) succ_[fill[e.first]++] = e.second;
+    edges_.clear();
+    edges_.shrink_to_fit();
+    for (std::size_t id = 0; id < steps_.size(); ++id)
+        if (steps_[id].kind == Kind::Local && waiting_[id] == 0) local_.push_back(id);
+}
+
+Xfer Schedule::xfer(std::size_t id) const {
+    const Step &s = steps_[id];
+    Xfer x;
+    x.step = id;
+    x.seg = s.seg;
+    x.peer_idx = s.idx;
+    if (s.chan >= 0) x.phase = chans_[static_cast<std::size_t>(s.chan)].phase;
+    return x;
+}
+
+void Schedule::finish(std::size_t id) {
+    ++done_;
+    for (std::size_t k = succ_at_[id]; k < succ_at_[id + 1]; ++k) {
+        const std::size_t s = succ_[k];
+        if (--waiting_[s] == 0 && steps_[s].kind == Kind::Local) local_.push_back(s);
+    }
+}
+
+void Schedule::on_done(Xfer &x) {
+    const std::size_t id = x.step;
+    --chans_[static_cast<std::size_t>(steps_[id].chan)].in_flight;
+    landed(id, x);
+    if (!failed()) finish(id);
+}
+
+// Local work first (it may make transfers ready), then each channel in the
+// order the builder made them (a builder makes its receives' channels first, so
+// that a pass posts them before its sends); posting finishes nothing here:
+// completions come back as events.
+void Schedule::post_ready() {
+    if (!sealed_) seal();
+    while (!local_.empty()) {
+        const std::size_t id = local_.front();
+        local_.pop_front();
+        if (!fire(id, xfer(id))) return;
+        finish(id);
+    }
+    for (std::size_t c = 0; c < chans_.size(); ++c) {
+        Channel &ch = chans_[c];
+        while (ch.head < ch.ids.size()) {
+            const std::size_t id = ch.ids[ch.head];
+            if (waiting_[id] > 0 || (ch.limit > 0 && ch.in_flight >= ch.limit) ||
+                !admit(static_cast<int>(c)))
+                break;
+            ++ch.head;
+            ++ch.in_flight;
+            if (!fire(id, xfer(id))) return;
+        }
+    }
+}
+
 namespace {
 
-// A pipeline has no transport or datatype of its own: its steps are run by
-// the caller's step function.
+// A pipeline or group has no transport or datatype of its own: its steps
+// are run by the caller's step function.
 const collx_transport_t no_transport{};
 const collx_dtype_t no_dtype{};
 const collx_tuning_t no_tuning{COLLX_TREE_BINOMIAL, 1, 1, 1, 1, nullptr};
 
-class Pipeline final : public Operation {
+// ---------------------------------------------------------------- pipeline
+
+// Stages over segments (collx_pipeline_start): step (stage i, segment s)
+// waits for the stage before it in data order (by number) on segment s;
+// the first stage's segment s for the last stage's segment s - window.
+// One channel per communicator, its steps in the order (number + segment,
+// stage index) -- the order every member of the communicator starts them
+// in; serial: one step of a channel at a time.
+class Pipeline final : public Schedule {
   public:
     Pipeline(const std::vector<collx_stage_t> &stages, std::size_t nseg, int window, bool serial,
              collx_step_fn fn, void *ctx, const collx_notify_t *notify)
-        : Operation(no_transport, no_dtype, 0, no_tuning, notify),
-          fn_(fn),
-          ctx_(ctx),
-          serial_(serial),
-          nstage_(stages.size()),
-          nseg_(stages.empty() ? 0 : nseg),
-          state_(nstage_ * nseg_, 0),
-          prev_(nstage_, -1) {
-        if (!nseg_) return;
-        // data order: by number (then index); a segment goes through them in turn
-        std::vector<int> by_number(nstage_);
+        : Schedule(no_transport, no_dtype, 0, no_tuning, notify), fn_(fn), ctx_(ctx) {
+        const std::size_t n = stages.size();
+        if (n == 0 || nseg == 0) return;
+        std::vector<std::size_t> by_number(n);
         std::iota(by_number.begin(), by_number.end(), 0);
-        std::stable_sort(by_number.begin(), by_number.end(), [&](int a, int b) {
+        std::stable_sort(by_number.begin(), by_number.end(), [&](std::size_t a, std::size_t b) {
             return stages[a].number < stages[b].number;
         });
-        for (std::size_t k = 1; k < nstage_; ++k) prev_[by_number[k]] = by_number[k - 1];
-        first_ = by_number.front();
-        last_ = by_number.back();
-        const int span = stages[last_].number - stages[first_].number;
-        window_ = static_cast<std::size_t>(std::max(window, span + 1));
-        // channel order: by step (number + segment), then stage index
-        const int lo = stages[first_].number, hi = stages[last_].number;
-        std::map<int, std::size_t> chan_of;
+        const std::size_t first = by_number.front(), last = by_number.back();
+        const int lo = stages[first].number, hi = stages[last].number;
+        const auto win = static_cast<std::size_t>(std::max(window, hi - lo + 1));
+        std::map<int, int> chan_of;
         for (const auto &st : stages)
-            if (!chan_of.count(st.channel)) {
-                const std::size_t c = chan_of.size();
-                chan_of[st.channel] = c;
-            }
-        queues_.resize(chan_of.size());
+            if (!chan_of.count(st.channel)) chan_of[st.channel] = channel(serial ? 1 : 0);
+        std::vector<std::size_t> id(n * nseg);  // of (stage i, segment s), at i * nseg + s
         for (std::size_t t = static_cast<std::size_t>(std::max(lo, 0));
-             t < nseg_ + static_cast<std::size_t>(std::max(hi, 0)); ++t)
-            for (std::size_t i = 0; i < nstage_; ++i) {
+             t < nseg + static_cast<std::size_t>(std::max(hi, 0)); ++t)
+            for (std::size_t i = 0; i < n; ++i) {
                 const long s = static_cast<long>(t) - stages[i].number;
-                if (s < 0 || static_cast<std::size_t>(s) >= nseg_) continue;
-                queues_[chan_of[stages[i].channel]].ids.push_back(id(i, static_cast<std::size_t>(s)));
+                if (s < 0 || static_cast<std::size_t>(s) >= nseg) continue;
+                id[i * nseg + static_cast<std::size_t>(s)] =
+                    add(Kind::Sub, chan_of[stages[i].channel], static_cast<std::size_t>(s), i);
             }
+        for (std::size_t k = 1; k < n; ++k)
+            for (std::size_t s = 0; s < nseg; ++s)
+                after(id[by_number[k] * nseg + s], id[by_number[k - 1] * nseg + s]);
+        for (std::size_t s = win; s < nseg; ++s)
+            after(id[first * nseg + s], id[last * nseg + s - win]);
     }
 
   private:
-    enum : char { Waiting = 0, Started = 1, Done = 2 };
-    struct Queue {
-        std::vector<std::size_t> ids;  // steps of the channel in start order
-        std::size_t head = 0;
-    };
-    std::size_t id(std::size_t stage, std::size_t seg) const { return stage * nseg_ + seg; }
-    bool done(std::size_t stage, std::size_t seg) const { return state_[id(stage, seg)] == Done; }
-
-    bool may_start(std::size_t i, std::size_t s) const {
-        if (prev_[i] >= 0 && !done(static_cast<std::size_t>(prev_[i]), s)) return false;
-        if (static_cast<int>(i) == first_ && s >= window_ &&
-            !done(static_cast<std::size_t>(last_), s - window_))
-            return false;
-        return true;
+    bool fire(std::size_t id, const Xfer &x) override {
+        return start_step(fn_, ctx_, static_cast<int>(step(id).idx), x);
     }
-    void on_done(Xfer &x) override {
-        state_[id(static_cast<std::size_t>(x.peer_idx), x.seg)] = Done;
-        ++done_count_;
-    }
-    void post_ready() override {
-        for (Queue &q : queues_)
-            while (q.head < q.ids.size()) {
-                const std::size_t i = q.ids[q.head] / nseg_, s = q.ids[q.head] % nseg_;
-                if (!may_start(i, s)) break;
-                // serial: one step of the channel at a time
-                if (serial_ && q.head > 0 && state_[q.ids[q.head - 1]] != Done) break;
-                ++q.head;
-                state_[id(i, s)] = Started;
-                Xfer x;
-                x.seg = s;
-                x.peer_idx = i;
-                if (!start_step(fn_, ctx_, static_cast<int>(i), x)) return;
-            }
-    }
-    bool all_done() const override { return done_count_ == state_.size(); }
-
     collx_step_fn fn_;
     void *ctx_;
-    bool serial_;
-    std::size_t nstage_, nseg_;
-    std::vector<char> state_;  // per step: Waiting, Started, Done
-    std::vector<int> prev_;    // per stage: the stage a segment comes from (-1: none)
-    int first_ = 0, last_ = 0;
-    std::size_t window_ = 1;
-    std::vector<Queue> queues_;
-    std::size_t done_count_ = 0;
 };
 
-// n sub-operations started at once as steps of the group (their
-// completions come back as the steps'), the group done when all are.
-class Group final : public Operation {
+// ------------------------------------------------------------------- group
+
+// n sub-operations started at once as steps (their completions come back
+// as the steps'), the group done when all are.
+class Group final : public Schedule {
   public:
     Group(int n, MakeStep make, const collx_notify_t *notify)
-        : Operation(no_transport, no_dtype, 0, no_tuning, notify), n_(n), make_(std::move(make)) {}
+        : Schedule(no_transport, no_dtype, 0, no_tuning, notify), make_(std::move(make)) {
+        const int all = channel(0);
+        for (int i = 0; i < n; ++i) add(Kind::Sub, all, 0, static_cast<std::size_t>(i));
+    }
 
   private:
     static void kid_done(void *token, int status) { collx_xfer_complete(token, status); }
@@ -120,16 +172,9 @@ class Group final : public Operation {
         g->kids_.back()->start();
         return 0;
     }
-    void on_done(Xfer &) override { ++done_; }
-    void post_ready() override {
-        for (; started_ < n_; ++started_) {
-            Xfer x;
-            x.peer_idx = static_cast<std::size_t>(started_);
-            if (!start_step(&start_kid, this, started_, x)) return;
-        }
+    bool fire(std::size_t id, const Xfer &x) override {
+        return start_step(&start_kid, this, static_cast<int>(step(id).idx), x);
     }
-    bool all_done() const override { return started_ == n_ && done_ == n_; }
-    int n_, started_ = 0, done_ = 0;
     MakeStep make_;
     std::vector<std::unique_ptr<Operation>> kids_;
 };

@@ -395,7 +395,7 @@ START_TEST(data_mode_hanx_any_root_and_three_levels) {
 END_TEST
 
 // hanx's split-rail allreduce (the core's COLLX_HIER_SPLIT_RAIL plan):
-// right on nodes of one size, 2 and 3 levels, lock-step and on the
+// right on nodes of one size, 2 and 3 levels, serial and non-serial
 // schedules, with segments shorter than a node (empty chunks); on nodes of
 // different sizes the levels' allreduce runs, as in hanx.  It costs other
 // time than the levels' allreduce where it runs, and the same where not.
@@ -557,9 +557,10 @@ START_TEST(hanx_sched_reduce_scatter_block_where_hanx_runs_it) {
 }
 END_TEST
 
-// hanx on its schedules (coll_hanx_blocking_schedule): one segment runs
-// lock-step as in hanx (the same time); pipelined, the steps start on
-// completion events instead of at step boundaries (another time).  (With
+// hanx on its schedules (coll_hanx_blocking_schedule 1, the non-blocking
+// calls): one segment runs its stages one after the other, as a blocking
+// call does (the same time); pipelined, a step does not wait for the one
+// before it on its communicator to finish (another time).  (With
 // the levels left to the modules, the schedules also stand for the
 // non-blocking calls, whose levels run built-in trees: named trees here.)
 START_TEST(hanx_schedule_runs_pipelined_calls_only) {
@@ -575,7 +576,7 @@ START_TEST(hanx_schedule_runs_pipelined_calls_only) {
         ck_assert_double_eq(run(p, t, c, lock, 65536, 0).time_ns, run(p, t, c, sched, 65536, 0).time_ns);
         const double l = run(p, t, c, lock, 1 << 20, 65536).time_ns,
                      s = run(p, t, c, sched, 1 << 20, 65536).time_ns;
-        ck_assert_msg(l != s, "%s: lock-step and schedule both %g ns", coll_name(c), l);
+        ck_assert_msg(l != s, "%s: serial and non-serial schedule both %g ns", coll_name(c), l);
     }
 }
 END_TEST

@@ -8,7 +8,7 @@
  *   coll_hanx_module.c   hierarchy (levels, tables), lifetime, selection
  *   coll_hanx_pipeline.c bcast, reduce, allreduce, barrier and their
  *                        non-blocking forms: per-level stages pipelined over
- *                        segments (lock-step, or on the core's schedules)
+ *                        segments on the core's schedules
  *   coll_hanx_gather.c   gather(v), allgather(v), scatter(v), alltoall(v):
  *                        packed blocks through the node leaders
  *   coll_hanx_scan.c     reduce_scatter(_block), scan, exscan
@@ -277,8 +277,8 @@ typedef struct hanx_stage {
     int chunk;           /* 1: only my chunk of each segment (split rails) */
 } hanx_stage_t;
 
-/* One call's stages, built once, run by the lock-step loop (blocking) or
- * by the core's schedule engine (non-blocking). */
+/* One call's stages, built once, run by the core's schedule engine
+ * (mca_coll_hanx_run_blocking, mca_coll_hanx_start_nb). */
 typedef struct hanx_pipeline {
     hanx_stage_t st[HANX_MAX_STAGES];
     int n;

@@ -13,8 +13,8 @@
  * s-1: while the leaders move segment s between nodes, the node below
  * already spreads segment s-1.  Every call runs on the core's schedule
  * engine (collx_pipeline_start): each (stage, segment) starts when its
- * inputs are done, in the same order per communicator (that of a lock-step
- * pipeline: step t runs stage j on segment t - j), progressed by Open MPI's
+ * inputs are done, in the same order per communicator (step t runs stage
+ * j on segment t - j), progressed by Open MPI's
  * progress engine.  A blocking call's schedule is serial (one step per
  * communicator at a time) and its caller runs the innermost level's steps
  * itself as blocking collectives (coll_hanx_blocking_schedule 0, the
@@ -323,12 +323,19 @@ typedef struct hanx_nb {
     size_t nready, cap_ready, next_ready;
 } hanx_nb_t;
 
+/* Give back what a call holds once it is over (or never started): the
+ * pipeline's split tables and block buffers, and its scratch buffer. */
+static void release(const hanx_pipeline_t *p, char *to_free)
+{
+    if (p->blk) p->blk->release(p->blk);
+    free(p->split);
+    free(to_free);
+}
+
 static void nb_free(void *a)
 {
     hanx_nb_t *c = a;
-    if (c->p.blk) c->p.blk->release(c->p.blk);
-    free(c->p.split);
-    free(c->to_free);
+    release(&c->p, c->to_free);
     free(c->ready);
     pthread_mutex_destroy(&c->ready_lock);
     free(c);
@@ -490,9 +497,7 @@ static int start(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, char *to_f
 {
     hanx_nb_t *c = calloc(1, sizeof(*c));
     if (NULL == c) {
-        free(to_free);
-        free(p->split);
-        if (p->blk) p->blk->release(p->blk);
+        release(p, to_free);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     c->p = *p;
@@ -544,9 +549,7 @@ int mca_coll_hanx_run_blocking(mca_coll_hanx_module_t *m, const hanx_pipeline_t 
     const size_t nseg = nsegments(p);
     if (nseg <= 1) {
         const int rc = nseg ? run_in_turn(p) : OMPI_SUCCESS;
-        free(to_free);
-        free(p->split);
-        if (p->blk) p->blk->release(p->blk);
+        release(p, to_free);
         return rc;
     }
     hanx_nb_t *c;
@@ -679,8 +682,7 @@ static int run(mca_coll_hanx_module_t *m, const hanx_pipeline_t *p, int rc, char
                ompi_request_t **request)
 {
     if (OMPI_SUCCESS != rc) {
-        free(to_free);
-        free(p->split);
+        release(p, to_free);
         return rc;
     }
     return request ? mca_coll_hanx_start_nb(m, p, to_free, request)

@@ -473,7 +473,7 @@ int collx_allgather_start(const collx_transport_t *t, void *recvbuf, const size_
  * Step (i, s) -- stage i on segment s -- starts when the rank's previous
  * stage (by number) finished segment s and every step ordered before it
  * on its channel has started; steps of a channel are ordered by (number
- * + s, then stage index), the order of a lock-step pipeline, so every
+ * + s, then stage index) -- step t runs stage j on segment t - j -- so every
  * member starts them in one order and none waits on a later one.  At most
  * `window` segments (raised to the rank's stage span + 1) are between the
  * rank's first and last stage at a time.  serial != 0: a step also waits
@@ -493,8 +493,8 @@ int collx_pipeline_start(const collx_stage_t *stages, int nstages, size_t nseg, 
                          collx_op_t **out);
 
 /* Hierarchical collectives as stages: hanx's bcast, reduce, allreduce and
- * barrier are built here, once, and run by hanx (lock-step or on the
- * schedule engine) and by the simulator alike.
+ * barrier are built here, once, and run on the schedule engine by hanx
+ * and by the simulator alike.
  *
  * The levels, innermost first ([socket,] node, leaders), are two tables
  * over the communicator's ranks: leader[k][r], the lowest rank of r's
