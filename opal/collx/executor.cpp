@@ -107,14 +107,15 @@ bool Operation::drive() {
     if (done_) return false;
     driving_ = true;
     for (;;) {
-        while (!events_.empty()) {
-            auto [x, st] = events_.front();
-            events_.pop_front();
+        for (; next_event_ < events_.size(); ++next_event_) {
+            auto [x, st] = events_[next_event_];
             --in_flight_[x->kind][x->phase];
             if (st != 0) status_ = COLLX_ERR;
             else if (!failed()) on_done(*x);
             delete x;
         }
+        events_.clear();
+        next_event_ = 0;
         if (!failed()) post_ready();
         if (events_.empty()) break;
     }
@@ -206,6 +207,8 @@ class Bcast final : public Schedule {
         const bool is_root = t.rank == root;
         const int recvs = is_root ? -1 : channel(tun_.max_recv);
         const int sends = channel(tun_.max_send);
+        const std::size_t nchild = node_.children.size();
+        reserve(seg_.nseg * (nchild + 1), seg_.nseg * nchild);
         for (std::size_t s = 0; s < seg_.nseg; ++s) {
             const std::size_t got = is_root ? kNone : add(Kind::Recv, recvs, s, 0);
             for (std::size_t c = 0; c < node_.children.size(); ++c)
@@ -275,6 +278,8 @@ class ReduceOp final : public Schedule {
         const int down_recvs = all && !is_root_ ? channel(tun_.max_recv) : -1;
         const int up_sends = is_root_ ? -1 : channel(tun_.max_send, Xfer::Up);
         const int down_sends = all && nchild_ ? channel(tun_.max_send) : -1;
+        reserve(seg_.nseg * (2 * nchild_ + 2 + (all ? nchild_ + 1 : 0)),
+                seg_.nseg * (2 * nchild_ + 2 + (all ? nchild_ : 0)));
         for (std::size_t s = 0; s < seg_.nseg; ++s) {
             std::size_t folded = kNone;  // s reduced over my subtree
             if (commute_) {  // one fold per child, in position order
@@ -607,6 +612,7 @@ class RdAllreduce final : public Schedule {
         const std::size_t nseg = seg_.nseg;
         const int recvs = channel(tun_.max_recv), sends = channel(tun_.max_send);
         std::vector<std::size_t> done(nseg, kNone);  // exchange i-1 of segment j, finished
+        reserve(3 * ex_.size() * nseg, 4 * ex_.size() * nseg);
         for (std::size_t i = 0; i < ex_.size(); ++i)
             for (std::size_t j = 0; j < nseg; ++j) {
                 const Exchange &e = ex_[i];

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -93,7 +92,8 @@ class Operation {
     bool post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xfer x);
     bool drive();  // true when this call finished the operation
     std::recursive_mutex mu_;
-    std::deque<std::pair<Xfer *, int>> events_;
+    std::vector<std::pair<Xfer *, int>> events_;  // completions to handle, from next_event_
+    std::size_t next_event_ = 0;
     bool driving_ = false;
     bool done_ = false;
     int status_ = COLLX_OK;

@@ -22,6 +22,12 @@ std::size_t Schedule::add(Kind kind, int chan, std::size_t seg, std::size_t idx)
     return id;
 }
 
+void Schedule::reserve(std::size_t steps, std::size_t edges) {
+    steps_.reserve(steps);
+    waiting_.reserve(steps);
+    edges_.reserve(edges);
+}
+
 void Schedule::after(std::size_t step, std::size_t pred) {
     if (pred == kNone) return;
     edges_.emplace_back(pred, step);
@@ -35,10 +41,11 @@ void Schedule::seal() {
     for (const auto &e : edges_) ++succ_at_[e.first + 1];
     std::partial_sum(succ_at_.begin(), succ_at_.end(), succ_at_.begin());
     succ_.resize(edges_.size());
-    std::vector<std::size_t> fill(succ_at_.begin(), succ_at_.end() - 1);
-    for (const auto &e : edges_) succ_[fill[e.first]++] = e.second;
-    edges_.clear();
-    edges_.shrink_to_fit();
+    // (filled from the back, each list's end moving down to its start)
+    for (auto e = edges_.rbegin(); e != edges_.rend(); ++e) succ_[--succ_at_[e->first + 1]] = e->second;
+    std::rotate(succ_at_.begin(), succ_at_.begin() + 1, succ_at_.end());
+    succ_at_.back() = succ_.size();
+    edges_ = {};
     for (std::size_t id = 0; id < steps_.size(); ++id)
         if (steps_[id].kind == Kind::Local && waiting_[id] == 0) local_.push_back(id);
 }
@@ -74,12 +81,13 @@ void Schedule::on_done(Xfer &x) {
 // completions come back as events.
 void Schedule::post_ready() {
     if (!sealed_) seal();
-    while (!local_.empty()) {
-        const std::size_t id = local_.front();
-        local_.pop_front();
+    while (next_local_ < local_.size()) {
+        const std::size_t id = local_[next_local_++];
         if (!fire(id, xfer(id))) return;
         finish(id);
     }
+    local_.clear();
+    next_local_ = 0;
     for (std::size_t c = 0; c < chans_.size(); ++c) {
         Channel &ch = chans_[c];
         while (ch.head < ch.ids.size()) {

@@ -12,7 +12,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -45,6 +44,8 @@ class Schedule : public Operation {
     std::size_t add(Kind kind, int chan, std::size_t seg, std::size_t idx);
     // `step` starts only after `pred` finished (pred kNone: nothing).
     void after(std::size_t step, std::size_t pred);
+    // Room for this many steps and edges (saves regrowing while building).
+    void reserve(std::size_t steps, std::size_t edges);
     const Step &step(std::size_t id) const { return steps_[id]; }
 
     // Builder hooks, called with the operation's lock held.
@@ -77,7 +78,8 @@ class Schedule : public Operation {
     std::vector<std::pair<std::size_t, std::size_t>> edges_;  // (pred, step), until sealed
     std::vector<std::size_t> succ_at_, succ_;  // successors of id: succ_[succ_at_[id] ..)
     std::vector<Channel> chans_;
-    std::deque<std::size_t> local_;  // local steps that may run
+    std::vector<std::size_t> local_;  // local steps that may run, from next_local_
+    std::size_t next_local_ = 0;
     bool sealed_ = false;
     std::size_t done_ = 0;
 };
