@@ -19,6 +19,10 @@
 # cells, over those of 4 KiB and more, and per algorithm, and over hanx's
 # cells predicted with collx binomial trees on its levels (OUTDIR/levels.txt).
 #
+# COLLX_SIM_NB=1: also hanx's MPI_Ibcast, MPI_Ireduce and MPI_Iallreduce
+# (started and waited for, nothing overlapped), predicted as the simulator's
+# hanx-sched (the schedules not serial; the levels' i-collectives as
+# libnbc's algorithms or hanx's built-in collx trees), rows "hanx-sched".
 # Short runs on purpose: a shared machine is noisy, read the table as such.
 set -u
 nodes=${1:-2} per=${2:-2} out=${3:-/tmp/collx-sim-compare}
@@ -51,6 +55,11 @@ done
 for coll in allgather reduce_scatter; do
   bench \$coll --mca coll_hanx_priority 100 --mca coll_hanx_model_measure 0 $hanx_levels | sed "s/^/hanx /"
 done
+if [ "${COLLX_SIM_NB:-0}" = 1 ]; then  # the non-blocking calls, as the blocking ones' rows
+  for coll in bcast reduce allreduce; do
+    bench i\$coll --mca coll_hanx_priority 100 --mca coll_hanx_model_measure 0 $hanx_levels | sed "s/^i\$coll /hanx-sched \$coll /"
+  done
+fi
 EOF
 chmod +x "$out/pp.sh" "$out/bench.sh"
 cl="$src/test/cluster/cluster.sh"
@@ -79,7 +88,7 @@ echo "|---|---|---:|---:|---:|---:|"
 predict() {  # predict ALGO COLL BYTES: the simulator's µs, as the bench ran it
     local r=$root s=0
     [ "$2" = allreduce ] && r=0
-    [ "${1%%:*}" = hanx ] && s=$sock
+    case "${1%%:*}" in hanx|hanx-sched) s=$sock ;; esac
     "$B/collx-sim" --coll "$([ "$2" = reduce_scatter ] && echo reduce_scatter_block || echo "$2")" --algo "$1" --ranks $P --per-node "$per" \
         --per-socket "$s" --root "$r" --bytes "$3" --params "$out/params.json" 2>/dev/null
 }
@@ -94,7 +103,8 @@ awk -F'|' '{ a = $3; gsub(/ /, "", a); c = $2; gsub(/ /, "", c); e = $7 - 1; if 
 med() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) printf "%.0f%%", 100 * v[(NR + 1) / 2]; else printf "%.0f%%", 50 * (v[NR / 2] + v[NR / 2 + 1]) }'; }
 echo
 echo "median |predicted/measured - 1|: all $(awk '{ print $3 }' "$out/errors.txt" | med) ($(wc -l < "$out/errors.txt") cells), from 4 KiB $(awk '$2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
-for a in binomial pipeline hanx; do
+for a in binomial pipeline hanx hanx-sched; do
+    [ "$a" = hanx-sched ] && ! grep -q '^hanx-sched ' "$out/bench.txt" && continue
     echo "  $a: all $(awk -v a=$a '$1 == a { print $3 }' "$out/errors.txt" | med), from 4 KiB $(awk -v a=$a '$1 == a && $2 >= 4096 { print $3 }' "$out/errors.txt" | med)"
 done
 for c in allgather reduce_scatter; do

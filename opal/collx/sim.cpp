@@ -611,6 +611,29 @@ int module_tree(int kind, int P, std::size_t bytes, bool commutative) {
     return COLLX_TREE_BINOMIAL;
 }
 
+// A level left to Open MPI's module in a non-blocking call (Algo::schedule):
+// the executor tree closest to what libnbc (Open MPI 4.1's i-collectives)
+// runs for `bytes` on P ranks, its segment in *seg (libnbc's binomial and
+// linear schedules are unsegmented, its chain moves fragments).  Ibcast:
+// the root sends to every rank on up to 4 ranks, a binomial tree below
+// 64 KiB, a chain in 8 KiB fragments below 512 KiB and in 32 KiB ones
+// above.  Iallreduce: hanx's leaders' stage is in place, where libnbc
+// always takes its binomial reduce then bcast (the executor's binomial
+// allreduce).  The rest as the blocking module (module_tree): hanx runs
+// its non-blocking reduce and small allreduce levels on collx trees
+// (collx_hier_level_tree), and its point-to-point steps are the PML's.
+int libnbc_tree(int kind, int P, std::size_t bytes, bool commutative, std::size_t *seg) {
+    *seg = std::max<std::size_t>(bytes, 1);
+    if (kind == COLLX_HSTEP_BCAST) {
+        if (P <= 4) return COLLX_TREE_LINEAR;
+        if (bytes < 65536) return COLLX_TREE_BINOMIAL;
+        *seg = bytes < 524288 ? 8192 : 32768;
+        return COLLX_TREE_PIPELINE;
+    }
+    if (kind == COLLX_HSTEP_ALLREDUCE) return COLLX_TREE_BINOMIAL;
+    return module_tree(kind, P, bytes, commutative);
+}
+
 // The sub-collective of stage s on segment seg: a collx tree on the
 // stage's group (Algo::up on the top level, Algo::low below), one tag per
 // (stage, segment) that all members agree on.
@@ -629,7 +652,9 @@ std::unique_ptr<Operation> stage_op(const HanxCtx &h, const Stage &s, std::size_
         level_tree = collx_hier_level_tree(h.coll, h.bytes, up, s.tr->size, h.a->schedule);
         if (level_tree < 0) {
             inner = std::max<std::size_t>(n * h.dt.size, 1);  // (one segment)
-            level_tree = module_tree(s.st.kind, s.tr->size, inner, h.commutative);
+            level_tree = h.a->schedule
+                             ? libnbc_tree(s.st.kind, s.tr->size, inner, h.commutative, &inner)
+                             : module_tree(s.st.kind, s.tr->size, inner, h.commutative);
         }
     }
     const collx_tuning_t tun = tuning_for(*h.p, level_tree, h.a->fanout, inner, nullptr);
