@@ -417,6 +417,10 @@ struct ompi_communicator_t *mca_coll_hanx_flat_previous(const mca_coll_hanx_modu
 /* The value of coll_hanx_low/up_algorithm that leaves a level to hanx's
  * built-in choice, as the default does (also when written through MPI_T). */
 #define HANX_LEVEL_AUTO "auto"
+/* The segment of a pipelined bcast, reduce or allreduce, in bytes: the
+ * collective's coll_hanx_*_segment_size where set, else the choice's
+ * (choice_bytes; 0: one segment); 0 for the other collectives. */
+size_t mca_coll_hanx_segment_bytes(int coll, size_t choice_bytes);
 void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int nonblocking,
                           hanx_choice_t *out);
 int mca_coll_hanx_tuning_open(void);

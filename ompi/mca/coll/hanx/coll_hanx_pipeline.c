@@ -593,11 +593,11 @@ int mca_coll_hanx_run_blocking(mca_coll_hanx_module_t *m, const hanx_pipeline_t 
  * whose data starts past its origin corrupts the heap there.  Such
  * reductions run unsegmented, with blocking collectives only (and their
  * non-blocking forms go to the previous module). */
-static size_t segment_count(const hanx_choice_t *ch, int mca_bytes, int reduction,
+static size_t segment_count(const hanx_choice_t *ch, int coll, int reduction,
                             struct ompi_datatype_t *dtype, size_t count)
 {
     size_t type_size = mca_coll_hanx_bytes(dtype, 1);
-    size_t seg_bytes = mca_bytes ? (size_t)mca_bytes : ch->segment_bytes;
+    size_t seg_bytes = mca_coll_hanx_segment_bytes(coll, ch->segment_bytes);
     size_t n = 0;
     if (0 == type_size || (reduction && mca_coll_hanx_scratch_unsafe(dtype)) || 0 == seg_bytes)
         n = count;
@@ -755,7 +755,7 @@ int mca_coll_hanx_bcast(void *buf, int count, struct ompi_datatype_t *dtype, int
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
     rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, rail, &to_free);
-    p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
+    p.seg_count = segment_count(&ch, COLLX_COLL_BCAST, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
 }
@@ -780,7 +780,7 @@ int mca_coll_hanx_ibcast(void *buf, int count, struct ompi_datatype_t *dtype, in
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, NULL, (size_t)count, 0);
     char *to_free;
     rc = build(m, &p, COLLX_COLL_BCAST, NULL, buf, root, &ch, rail, &to_free);
-    p.seg_count = segment_count(&ch, mca_coll_hanx_component.bcast_segment_size, 0, dtype,
+    p.seg_count = segment_count(&ch, COLLX_COLL_BCAST, 0, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
 }
@@ -810,7 +810,7 @@ int mca_coll_hanx_reduce(const void *sbuf, void *rbuf, int count, struct ompi_da
     char *to_free;
     mca_coll_hanx_pipeline_init(&p, m->cur, comm, dtype, op, (size_t)count, MCA_COLL_BASE_TAG_REDUCE);
     rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, rail, &to_free);
-    p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
+    p.seg_count = segment_count(&ch, COLLX_COLL_REDUCE, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, NULL);
 }
@@ -842,7 +842,7 @@ int mca_coll_hanx_ireduce(const void *sbuf, void *rbuf, int count, struct ompi_d
     /* a tag of its own: several may be outstanding on comm */
     mca_coll_hanx_pipeline_init(&p, v, comm, dtype, op, (size_t)count, ompi_coll_base_nbc_reserve_tags(comm, 1));
     rc = build(m, &p, COLLX_COLL_REDUCE, sbuf, rbuf, root, &ch, rail, &to_free);
-    p.seg_count = segment_count(&ch, mca_coll_hanx_component.reduce_segment_size, 1, dtype,
+    p.seg_count = segment_count(&ch, COLLX_COLL_REDUCE, 1, dtype,
                                 (size_t)count);
     return run(m, &p, rc, to_free, request);
 }
@@ -859,7 +859,7 @@ static int build_allreduce(mca_coll_hanx_module_t *m, hanx_pipeline_t *p, const 
     HANX_LOG(10, "coll:hanx: %sallreduce count %zu on %s%s", blocking ? "" : "i", p->count,
              p->comm->c_name, split ? ": split rails" : "");
     int rc = build(m, p, COLLX_COLL_ALLREDUCE, sbuf, rbuf, 0, ch, split, to_free);
-    p->seg_count = segment_count(ch, mca_coll_hanx_component.allreduce_segment_size, 1, p->dtype,
+    p->seg_count = segment_count(ch, COLLX_COLL_ALLREDUCE, 1, p->dtype,
                                  p->count);
     if (OMPI_SUCCESS != rc || !split || 0 == p->count) return rc;
     const int S = p->parts;
@@ -939,7 +939,7 @@ int mca_coll_hanx_iallreduce(const void *sbuf, void *rbuf, int count,
      * 2.3x tuned's allreduce): where the module would run it and a stage
      * carries 64 KiB or more, the collx ring runs it instead. */
     const size_t stage = mca_coll_hanx_bytes(
-        dtype, segment_count(&ch, mca_coll_hanx_component.allreduce_segment_size, 1, dtype,
+        dtype, segment_count(&ch, COLLX_COLL_ALLREDUCE, 1, dtype,
                              (size_t)count));
     if (ch.up_tree < 0 && stage >= HANX_NB_RING_MIN_BYTES) {
         ch.up_tree = COLLX_TREE_RING;

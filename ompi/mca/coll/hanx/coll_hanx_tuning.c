@@ -296,22 +296,26 @@ static void reduce_scatter_rings(const collx_rule_t *rule, hanx_choice_t *out)
         out->up_tree = COLLX_TREE_RING;
 }
 
-/* 1 where a blocking call of `bytes` runs every stage as an
- * i-collective, as a non-blocking call does (mca_coll_hanx_run_blocking:
- * coll_hanx_blocking_schedule 1, and more than one segment, which the
- * collective's coll_hanx_*_segment_size gives where set, else
- * segment_bytes -- the call's is one where bytes do not exceed it, save for
- * segments smaller than one element; by default level 0's stages are
- * blocking collectives, and one segment's all are). */
-static int stages_on_schedules(int coll, size_t bytes, size_t segment_bytes)
+size_t mca_coll_hanx_segment_bytes(int coll, size_t choice_bytes)
 {
     const mca_coll_hanx_component_t *c = &mca_coll_hanx_component;
     const int set = COLLX_COLL_BCAST == coll       ? c->bcast_segment_size
                     : COLLX_COLL_REDUCE == coll    ? c->reduce_segment_size
                     : COLLX_COLL_ALLREDUCE == coll ? c->allreduce_segment_size
                                                    : -1; /* (barrier: no segments) */
-    if (!c->blocking_schedule || set < 0) return 0;
-    const size_t seg = set ? (size_t)set : segment_bytes;
+    return set < 0 ? 0 : set ? (size_t)set : choice_bytes;
+}
+
+/* 1 where a blocking call of `bytes` runs every stage as an
+ * i-collective, as a non-blocking call does (mca_coll_hanx_run_blocking:
+ * coll_hanx_blocking_schedule 1, and more than one segment of
+ * mca_coll_hanx_segment_bytes -- the call's is one where bytes do not
+ * exceed it, save for segments smaller than one element; by default level
+ * 0's stages are blocking collectives, and one segment's all are). */
+static int stages_on_schedules(int coll, size_t bytes, size_t segment_bytes)
+{
+    if (!mca_coll_hanx_component.blocking_schedule) return 0;
+    const size_t seg = mca_coll_hanx_segment_bytes(coll, segment_bytes);
     return seg > 0 && bytes > seg;
 }
 
