@@ -109,7 +109,7 @@ bool Operation::drive() {
     for (;;) {
         for (; next_event_ < events_.size(); ++next_event_) {
             auto [x, st] = events_[next_event_];
-            --in_flight_[x->kind][x->phase];
+            --in_flight_;
             if (st != 0) status_ = COLLX_ERR;
             else if (!failed()) on_done(*x);
             delete x;
@@ -120,10 +120,7 @@ bool Operation::drive() {
         if (events_.empty()) break;
     }
     driving_ = false;
-    bool idle = true;
-    for (auto &k : in_flight_)
-        for (int n : k) idle = idle && n == 0;
-    if (idle && (failed() || all_done())) {
+    if (in_flight_ == 0 && (failed() || all_done())) {
         done_ = true;
         return true;
     }
@@ -133,13 +130,11 @@ bool Operation::drive() {
 bool Operation::post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xfer x) {
     Xfer *rec = new Xfer(x);
     rec->op = this;
-    rec->kind = kind;
-    int &in_flight = in_flight_[kind][x.phase];
-    ++in_flight;  // before posting: the completion may be reported inside the call
+    ++in_flight_;  // before posting: the completion may be reported inside the call
     const int rc = kind == Xfer::Send ? t_.isend(t_.ctx, buf, count, &dt_, peer, tag_, rec)
                                       : t_.irecv(t_.ctx, buf, count, &dt_, peer, tag_, rec);
     if (rc != 0) {
-        --in_flight;
+        --in_flight_;
         delete rec;
         status_ = COLLX_ERR;
         return false;
@@ -150,11 +145,9 @@ bool Operation::post(Xfer::Kind kind, void *buf, std::size_t count, int peer, Xf
 bool Operation::start_step(collx_step_fn fn, void *ctx, int stage, Xfer x) {
     Xfer *rec = new Xfer(x);
     rec->op = this;
-    rec->kind = Xfer::Step;
-    int &in_flight = in_flight_[Xfer::Step][x.phase];
-    ++in_flight;  // before starting: the step may complete inside the call
+    ++in_flight_;  // before starting: the step may complete inside the call
     if (fn(ctx, stage, x.seg, rec) != 0) {
-        --in_flight;
+        --in_flight_;
         delete rec;
         status_ = COLLX_ERR;
         return false;

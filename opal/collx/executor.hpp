@@ -48,11 +48,10 @@ class BufferPool {
 // One posted transfer; its address is the token given to the transport.
 struct Xfer {
     class Operation *op = nullptr;
-    enum Kind { Send, Recv, Step } kind = Send;  // Step: a schedule's sub-collective
+    enum Kind { Send, Recv };  // (what post() posts)
     enum Phase { Up, Down } phase = Down;  // towards the root, or away from it
     std::size_t step = 0;      // the step of its schedule (Schedule)
-    std::size_t seg = 0;
-    std::size_t peer_idx = 0;  // index of the child (if the peer is a child)
+    std::size_t seg = 0;       // its segment
 };
 
 TreeShape shape_of(const collx_tuning_t &tun);
@@ -98,7 +97,7 @@ class Operation {
     bool done_ = false;
     int status_ = COLLX_OK;
     collx_notify_t notify_{nullptr, nullptr};
-    int in_flight_[3][2] = {};  // [Xfer::Kind][Xfer::Phase]
+    int in_flight_ = 0;  // transfers and steps posted, not yet completed
 };
 
 std::unique_ptr<Operation> make_bcast(const collx_transport_t &t, void *buf, std::size_t count,

@@ -55,7 +55,6 @@ Xfer Schedule::xfer(std::size_t id) const {
     Xfer x;
     x.step = id;
     x.seg = s.seg;
-    x.peer_idx = s.idx;
     if (s.chan >= 0) x.phase = chans_[static_cast<std::size_t>(s.chan)].phase;
     return x;
 }
