@@ -99,12 +99,22 @@ int collx_hier_level_tree(int coll, size_t message_bytes, int up, int level_rank
 // from blocks of 32 KiB the ring took 0.40-0.90 of the leaders' module's
 // time at 1 Gbit/s (0.44-0.68 of the best upstream's; 73-90 % of the
 // bound), where hanx measured the link between nodes 12x slower per byte
-// than within a node; without a limit (2.7x) it took 0.70-1.32x the
-// module's, its many messages cost what 4 or 8 ranks on 2 cores count;
-// below 32 KiB the module's fewer messages won.  The ratio's threshold, 6,
-// lies between the two.
+// than within a node (the other ranks busy; 42-78x asleep, as measured
+// since stop 45); without a limit (2.7x busy; 7-13x asleep) it took
+// 0.70-1.32x the module's, its many messages cost what 4 or 8 ranks on 2
+// cores count; below 32 KiB the module's fewer messages won.  The ratio's
+// threshold, 20 asleep (6 busy until stop 44), lies between the two
+// (docs/cost-model.md, "Slow links").
+double collx_links_ratio(const collx_machine_t *mach) {
+    if (mach == nullptr) return 0;
+    if (mach->links_ratio > 0) return mach->links_ratio;
+    return mach->intra_beta_us > 0 ? mach->inter_beta_us / mach->intra_beta_us : 0;
+}
+
 int collx_links_slow(const collx_machine_t *mach) {
-    return mach != nullptr && mach->inter_beta_us >= COLLX_SLOW_LINK_RATIO * mach->intra_beta_us;
+    if (mach == nullptr) return 0;
+    if (mach->links_ratio > 0) return mach->links_ratio >= COLLX_SLOW_LINK_RATIO;
+    return mach->inter_beta_us >= COLLX_SLOW_LINK_RATIO * mach->intra_beta_us;
 }
 
 int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes) {

@@ -103,8 +103,9 @@ uint64_t collx_machine_node_term(uint64_t host_digest, int node_size) {
     return mix(host_digest ^ mix(static_cast<std::uint64_t>(static_cast<unsigned>(node_size))));
 }
 
-uint64_t collx_machine_key(uint64_t sum_of_terms, int nnodes) {
-    const std::uint64_t k = mix(sum_of_terms ^ mix(~static_cast<std::uint64_t>(nnodes)));
+uint64_t collx_machine_key(uint64_t sum_of_terms, int nnodes, uint64_t measured_by) {
+    const std::uint64_t k =
+        mix(sum_of_terms ^ mix(~static_cast<std::uint64_t>(nnodes) ^ mix(measured_by)));
     return k ? k : 1;
 }
 

@@ -651,6 +651,19 @@ model_measure() (  # coll_hanx_model_measure 1: the machine measured per communi
         { echo "a quiet latency not measured ($within, $quiet us)"; ok=1; }
     echo "$out" | grep -q "machine measured: .*between nodes $quiet us + " ||
         { echo "the model's latency between nodes is not the quiet one ($quiet us)"; ok=1; }
+    # the streams again with the other ranks asleep, whose ratio decides slow links: both
+    # measured, and the verdict follows it (one node's shared memory both ways: fast)
+    local a b verdict
+    lines=$(echo "$out" | grep "coll:hanx: MPI_COMM_WORLD: machine measured: " | head -1)
+    a=$(echo "$lines" | sed -n 's/.*asleep: within a node \([-0-9.]*\) ns\/B, .*/\1/p')
+    b=$(echo "$lines" | sed -n 's/.*asleep: .*between nodes \([-0-9.]*\) ns\/B (links .*/\1/p')
+    verdict=$(echo "$lines" | sed -n 's/.* (links \(slow\|fast\))$/\1/p')
+    awk -v a="$a" -v b="$b" 'BEGIN { exit !(a > 0 && b > 0) }' ||
+        { echo "a stream with the others asleep not measured ($a, $b ns/B)"; ok=1; }
+    [ "$verdict" = "$(awk -v a="$a" -v b="$b" -v r="$(sed -n 's/^#define COLLX_SLOW_LINK_RATIO \([0-9]*\).*/\1/p' \
+                        "$COLLX_SRCDIR/opal/collx/include/collx/collx.h")" \
+                        'BEGIN { print (b >= r * a ? "slow" : "fast") }')" ] && [ "$verdict" = fast ] ||
+        { echo "links said '$verdict' for $b against $a ns/B"; ok=1; }
     return $ok
 )
 step "coll_hanx_model_measure 1: the cost model's machine measured on each communicator, one result on every rank" \

@@ -67,14 +67,21 @@ START_TEST(machine_key_is_the_nodes_in_any_order) {
     ck_assert(a != 0 && collx_host_digest("") != 0 && collx_host_digest(nullptr) != 0);
     ck_assert(a == collx_host_digest("node-a"));
     // nodes (host, ranks) summed in any order, as an MPI_SUM would
-    auto key = [](std::vector<std::pair<uint64_t, int>> nodes) {
+    const uint64_t by = collx_host_digest("hanx measurement 2, Open MPI 4.1.4");
+    auto key = [by](std::vector<std::pair<uint64_t, int>> nodes, uint64_t measured_by = 0) {
         uint64_t sum = 0;
         for (const auto &[host, size] : nodes) sum += collx_machine_node_term(host, size);
-        return collx_machine_key(sum, static_cast<int>(nodes.size()));
+        return collx_machine_key(sum, static_cast<int>(nodes.size()),
+                                 measured_by ? measured_by : by);
     };
     const uint64_t k = key({{a, 2}, {b, 2}});
     ck_assert(k != 0);
     ck_assert(k == key({{b, 2}, {a, 2}}));
+    // the same nodes measured another way, or under another Open MPI, are
+    // another machine
+    ck_assert(k != key({{a, 2}, {b, 2}}, collx_host_digest("hanx measurement 2, Open MPI 5.0.7")));
+    ck_assert(k != key({{a, 2}, {b, 2}}, collx_host_digest("hanx measurement 3, Open MPI 4.1.4")));
+    ck_assert(k == key({{a, 2}, {b, 2}}, collx_host_digest("hanx measurement 2, Open MPI 4.1.4")));
     // which node holds how many ranks matters, and so do the hosts and
     // the number of nodes
     ck_assert(key({{a, 3}, {b, 1}}) == key({{b, 1}, {a, 3}}));
@@ -1597,13 +1604,18 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     for (int n : {1, 3, 4, 8})
         ck_assert_int_eq(collx_hier_level_tree(COLLX_COLL_ALLREDUCE, 1 << 20, 1, n, 0), -1);
     // allgather's leaders on the ring: blocks of 32 KiB or more where the
-    // link between nodes costs 6x or more per byte (1 Gbit/s: 80x the
-    // shipped intra-node figure), never on the shipped default machine (4x)
-    // or without a machine
+    // link between nodes costs COLLX_SLOW_LINK_RATIO times or more per
+    // byte (1 Gbit/s: 80x the shipped intra-node figure), never on the
+    // shipped default machine (4x) or without a machine
+    const double r = COLLX_SLOW_LINK_RATIO;
     const collx_machine_t slow_links = {0.8, 1e-4, 7, 8e-3, 2.5e-4},
                           fast_links = {0.8, 1e-4, 6, 4e-4, 2.5e-4},
-                          above = {0.8, 1e-4, 6, 6.1e-4, 2.5e-4},
-                          below = {0.8, 1e-4, 6, 5.9e-4, 2.5e-4};
+                          above = {0.8, 1e-4, 6, r * 1.02e-4, 2.5e-4},
+                          below = {0.8, 1e-4, 6, r * 0.98e-4, 2.5e-4};
+    // measured with the other ranks asleep, the links' ratio decides,
+    // whatever the busy times per byte (the model's) say
+    const collx_machine_t quiet_slow = {0.8, 1e-3, 6, 4e-3, 2.5e-4, r * 1.02},
+                          quiet_fast = {0.8, 1e-4, 6, 8e-3, 2.5e-4, r * 0.98};
     // the node ring from 32 KiB blocks on 2 nodes or more, up to 64 ranks
     ck_assert_int_eq(collx_allgather_node_ring(32768, 2, 4), 1);
     ck_assert_int_eq(collx_allgather_node_ring(32767, 2, 4), 0);
@@ -1617,12 +1629,20 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_allgather_leaders_ring(&below, 1 << 20), 0);
     ck_assert_int_eq(collx_allgather_leaders_ring(&fast_links, 1 << 20), 0);
     ck_assert_int_eq(collx_allgather_leaders_ring(nullptr, 1 << 20), 0);
-    // slow links: 6x the time per byte within a node or more
+    // slow links: COLLX_SLOW_LINK_RATIO times the time per byte within a
+    // node or more
     ck_assert_int_eq(collx_links_slow(&slow_links), 1);
     ck_assert_int_eq(collx_links_slow(&above), 1);
     ck_assert_int_eq(collx_links_slow(&below), 0);
     ck_assert_int_eq(collx_links_slow(&fast_links), 0);
     ck_assert_int_eq(collx_links_slow(nullptr), 0);
+    ck_assert_int_eq(collx_links_slow(&quiet_slow), 1);
+    ck_assert_int_eq(collx_links_slow(&quiet_fast), 0);
+    ck_assert(std::fabs(collx_links_ratio(&quiet_slow) - r * 1.02) < 1e-9);
+    ck_assert(std::fabs(collx_links_ratio(&slow_links) - 80) < 1e-9);
+    ck_assert(collx_links_ratio(nullptr) == 0);
+    ck_assert_int_eq(collx_allgather_leaders_ring(&quiet_slow, 1 << 20), 1);
+    ck_assert_int_eq(collx_allgather_leaders_ring(&quiet_fast, 1 << 20), 0);
     // fast links: bcast and allgather(v) from their thresholds to the
     // previous module, kept machine or not; allreduce from its threshold
     // only on a kept one (its bits must not follow a fresh measurement);

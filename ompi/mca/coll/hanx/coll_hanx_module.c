@@ -360,6 +360,11 @@ static void level_preference(const char *v, char *out, size_t size)
  * ranks outnumber cores, the busy ranks took the measured ones' cores
  * and the latency between nodes came out 2-3x the link's (23-42 us
  * against 9-16 on the emulated 1 Gbit/s links; docs/cost-model.md).
+ * It streams again too (the best of MEASURE_QUIET_REPS): the ratio of
+ * those two times per byte says whether the links between nodes are slow
+ * (collx_links_slow).  With the others busy, the link within a node came
+ * out 0.6-1.5 ns/B on 4x2 (asleep 0.11-0.19), and the ratio 4-15 at
+ * 1 Gbit/s, where the 6 it was held against flipped the choices.
  * Then it broadcasts the result, so that every rank predicts, and
  * chooses, alike.  A link it cannot measure (node 0 has one rank) keeps
  * the model_* parameters' values.
@@ -373,10 +378,14 @@ static void level_preference(const char *v, char *out, size_t size)
 #define MEASURE_MSGS 8
 #define MEASURE_REPS 3
 #define MEASURE_PINGS 16 /* the ping-pongs' repetitions: a busy machine's latency varies most */
-#define MEASURE_VALUES 7  /* the measurement (t[0..6], measure_machine), as kept */
-#define MEASURE_KEPT 7    /* t[7]: 0 measured, 1 measured and kept, 2 found kept */
-#define MEASURE_RESULTS 8
-#define MEASURE_NAP_NS 500000 /* a waiting rank's sleep between polls */
+#define MEASURE_QUIET_REPS 8
+#define MEASURE_SETTLE_NS 5000000 /* (measure_quiet) */
+#define MEASURE_VERSION 2 /* (nodes_key) 2: the quiet streams (stop 45) */
+#define MEASURE_VALUES 9  /* the measurement (t[0..8], measure_machine), as kept */
+#define MEASURE_KEPT 9    /* t[9]: 0 measured, 1 measured and kept, 2 found kept */
+#define MEASURE_RESULTS 10
+#define MEASURE_NAP_NS 5000000 /* a waiting rank's sleep between polls (0.5 ms: its
+                                * wake-ups slowed the quiet streams within a node 2-3x) */
 
 /* the last result this process took part in (t of measure_machine), and
  * its digest (0: none) */
@@ -450,11 +459,12 @@ static void measure_link(struct ompi_communicator_t *comm, int peer, int first, 
     t[1] = exchange(comm, peer, first, buf, MEASURE_BYTES, MEASURE_MSGS, 0, MEASURE_REPS, tag);
 }
 
-/* The one-way time of 8 bytes on one link with the other ranks asleep:
- * rank 0 (`first`) wakes its peer with an empty message, the peer waits
- * for it asleep; -1 where not measured. */
-static double quiet_latency(struct ompi_communicator_t *comm, int peer, int first, char *buf,
-                            int tag)
+/* One link with the other ranks asleep: rank 0 (`first`) wakes its peer
+ * with an empty message, the peer waits for it asleep; then q[0] the
+ * one-way time of 8 bytes, q[1] the stream's time (as measure_link's,
+ * the best of MEASURE_QUIET_REPS); -1 where not measured. */
+static void quiet_link(struct ompi_communicator_t *comm, int peer, int first, char *buf,
+                       int tag, double *q)
 {
     int rc;
     if (first) {
@@ -464,17 +474,28 @@ static double quiet_latency(struct ompi_communicator_t *comm, int peer, int firs
         rc = MCA_PML_CALL(irecv(NULL, 0, MPI_BYTE, 0, tag, comm, &req));
         if (OMPI_SUCCESS == rc) rc = quiet_wait(&req);
     }
-    return OMPI_SUCCESS == rc ? ping_latency(comm, peer, first, buf, tag) : -1;
+    if (OMPI_SUCCESS != rc) return;
+    q[0] = ping_latency(comm, peer, first, buf, tag);
+    q[1] = exchange(comm, peer, first, buf, MEASURE_BYTES, MEASURE_MSGS, 0, MEASURE_QUIET_REPS,
+                    tag);
+}
+
+/* us per byte of a stream of `stream` seconds that met the one-way
+ * latency `latency` twice (its first message and the reply); 0 where not
+ * measured */
+static double stream_beta(double stream, double latency)
+{
+    const double bytes = (double)MEASURE_BYTES * MEASURE_MSGS;
+    return latency > 0 && stream > 2 * latency ? (stream - 2 * latency) * 1e6 / bytes : 0;
 }
 
 /* alpha and beta (us, us per byte) of a link from t (measure_link) and
- * its quiet latency q (quiet_latency): alpha the quiet one where
- * measured, beta from the stream less the busy latency the stream met */
+ * its quiet latency q (quiet_link): alpha the quiet one where measured,
+ * beta from the stream less the busy latency the stream met */
 static void link_of(const double *t, double q, double *alpha, double *beta)
 {
-    const double bytes = (double)MEASURE_BYTES * MEASURE_MSGS;
     *alpha = (q > 0 ? q : t[0]) * 1e6;
-    *beta = t[1] > 2 * t[0] ? (t[1] - 2 * t[0]) * 1e6 / bytes : 0;
+    *beta = stream_beta(t[1], t[0]);
 }
 
 /* t (MEASURE_RESULTS) measured by rank 0 and its two peers, -1 where not */
@@ -500,18 +521,32 @@ static void measure(struct ompi_communicator_t *comm, int rank, int intra, int i
     }
 }
 
-/* t[5] and t[6]: the quiet latencies (quiet_latency) of the links within
- * a node and between nodes, measured by rank 0 and its two peers; the
- * other ranks go on at once (to wait for the result asleep) */
+/* The links within a node and between nodes with the other ranks asleep
+ * (quiet_link), measured by rank 0 and its two peers: t[5] and t[6] their
+ * latencies, t[7] and t[8] their streams; the other ranks go on at once
+ * (to wait for the result asleep) */
 static void measure_quiet(struct ompi_communicator_t *comm, int rank, int intra, int inter,
                           int tag, double *t)
 {
-    char buf[8] = {0};
+    char buf[MEASURE_BYTES]; /* (its contents are never read) */
+    memset(buf, 0, sizeof(buf));
+    double q[2] = {-1, -1};
     if (0 == rank) {
-        if (intra > 0) t[5] = quiet_latency(comm, intra, 1, buf, tag);
-        t[6] = quiet_latency(comm, inter, 1, buf, tag);
+        /* the others leave the barrier before us, busy, and only then fall
+         * asleep: let them */
+        const struct timespec settle = {0, MEASURE_SETTLE_NS};
+        nanosleep(&settle, NULL);
+        if (intra > 0) {
+            quiet_link(comm, intra, 1, buf, tag, q);
+            t[5] = q[0];
+            t[7] = q[1];
+        }
+        q[0] = q[1] = -1;
+        quiet_link(comm, inter, 1, buf, tag, q);
+        t[6] = q[0];
+        t[8] = q[1];
     } else if (intra == rank || inter == rank) {
-        quiet_latency(comm, 0, 0, buf, tag);
+        quiet_link(comm, 0, 0, buf, tag, q);
     }
 }
 
@@ -532,7 +567,9 @@ static int cache_path(char *path, size_t size)
 
 /* The key of comm's nodes (collx_machine_key; all ranks call it): the
  * sum of the nodes' terms (collx_machine_node_term: each node's leader's
- * host and the node's size), as every rank has it. */
+ * host and the node's size), as every rank has it, measured by this
+ * measurement (MEASURE_VERSION: a new one when what it measures, or how,
+ * changes) under this Open MPI release. */
 static uint64_t nodes_key(mca_coll_hanx_module_t *m, struct ompi_communicator_t *comm, int *rc)
 {
     char host[256] = "";
@@ -543,7 +580,10 @@ static uint64_t nodes_key(mca_coll_hanx_module_t *m, struct ompi_communicator_t 
                                    : 0;
     *rc = comm->c_coll->coll_allreduce(MPI_IN_PLACE, &term, 1, MPI_UINT64_T, MPI_SUM, comm,
                                        comm->c_coll->coll_allreduce_module);
-    return collx_machine_key(term, m->nnodes);
+    char by[64];
+    snprintf(by, sizeof(by), "hanx measurement %d, Open MPI %d.%d.%d", MEASURE_VERSION,
+             OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION);
+    return collx_machine_key(term, m->nnodes, collx_digest(by, strlen(by)));
 }
 
 /* Rank 0 with the cache in path: with `find`, looks for the nodes'
@@ -574,7 +614,8 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     const int inter = m->rank_at[m->node_first[1]];
     /* t[0..1]: the link within a node (measure_link), t[2..3] between
      * nodes; t[4]: seconds per byte of a sum; t[5..6]: the two links'
-     * quiet latencies (measure_quiet); -1: not measured */
+     * quiet latencies, t[7..8] their quiet streams (measure_quiet); -1:
+     * not measured */
     double t[MEASURE_RESULTS];
     long long ids[2];
     pthread_mutex_lock(&last_lock); /* (the last result and its digest, together) */
@@ -630,6 +671,10 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
     if (t[0] > 0 && t[1] > 0) link_of(t, t[5], &mc->intra_alpha_us, &mc->intra_beta_us);
     if (t[2] > 0 && t[3] > 0) link_of(t + 2, t[6], &mc->inter_alpha_us, &mc->inter_beta_us);
     if (t[4] > 0) mc->gamma_us = t[4] * 1e6;
+    /* the links' time per byte with the other ranks asleep: their ratio
+     * says whether the links between nodes are slow (collx_links_slow) */
+    const double quiet[2] = {stream_beta(t[7], t[5]), stream_beta(t[8], t[6])};
+    mc->links_ratio = quiet[0] > 0 && quiet[1] > 0 ? quiet[1] / quiet[0] : 0;
     m->measured = 1;
     m->machine_kept = t[MEASURE_KEPT] > 0;
     const char *how = reuse                  ? (m->machine_kept ? "as measured before (kept)"
@@ -638,10 +683,12 @@ static int measure_machine(mca_coll_hanx_module_t *m, struct ompi_communicator_t
                       : 1 == t[MEASURE_KEPT] ? "measured, kept in "
                                              : "measured";
     HANX_LOG(1, "coll:hanx: %s: machine %s%s: within a node %.2f us + %.4f ns/B, between "
-                "nodes %.2f us + %.4f ns/B, a sum %.4f ns/B",
+                "nodes %.2f us + %.4f ns/B, a sum %.4f ns/B; asleep: within a node %.4f ns/B, "
+                "between nodes %.4f ns/B (links %s)",
              comm->c_name, how, reuse || 0 == t[MEASURE_KEPT] ? "" : path, mc->intra_alpha_us,
              mc->intra_beta_us * 1e3, mc->inter_alpha_us, mc->inter_beta_us * 1e3,
-             mc->gamma_us * 1e3);
+             mc->gamma_us * 1e3, quiet[0] * 1e3, quiet[1] * 1e3,
+             collx_links_slow(mc) ? "slow" : "fast");
     return OMPI_SUCCESS;
 }
 

@@ -387,7 +387,7 @@ void mca_coll_hanx_choose(mca_coll_hanx_module_t *m, int coll, size_t bytes, int
                 HANX_LOG(10, "coll:hanx: %s%s of %zu bytes on %d nodes: previous module (links "
                              "between nodes %.1fx the time per byte within a node, below %d%s)",
                          nonblocking ? "i" : "", collective, bytes, m->nnodes,
-                         m->machine.inter_beta_us / m->machine.intra_beta_us,
+                         collx_links_ratio(&m->machine),
                          COLLX_SLOW_LINK_RATIO, m->machine_kept ? "; machine kept" : "");
             } else if (m->measured && COLLX_COLL_REDUCE != coll && COLLX_COLL_ALLREDUCE != coll &&
                        !is_reduce_scatter(coll) &&

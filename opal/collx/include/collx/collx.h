@@ -256,13 +256,20 @@ typedef struct collx_machine {
     double intra_alpha_us, intra_beta_us;
     double inter_alpha_us, inter_beta_us;
     double gamma_us;
+    /* the link between nodes' time per byte over the link within a node's,
+     * both measured with the other ranks asleep (hanx's measurement); 0
+     * where not measured, and then inter_beta_us / intra_beta_us stands */
+    double links_ratio;
 } collx_machine_t;
 /* 1 where the machine's link between nodes is its bottleneck: it takes at
  * least COLLX_SLOW_LINK_RATIO times the time per byte of the link within a
- * node (hanx measured 12-26x at 1 Gbit/s on the emulated nodes, 2.7-3.7x
- * without a limit); 0 elsewhere or without a machine. */
-#define COLLX_SLOW_LINK_RATIO 6
+ * node (links_ratio; docs/cost-model.md, "Slow links"); 0 elsewhere or
+ * without a machine. */
+#define COLLX_SLOW_LINK_RATIO 20
 int collx_links_slow(const collx_machine_t *mach);
+/* the ratio collx_links_slow compares: links_ratio where measured, else
+ * inter_beta_us / intra_beta_us; 0 without a machine */
+double collx_links_ratio(const collx_machine_t *mach);
 /* hanx's built-in algorithm for an allgather's leaders' stage (blocking or
  * not) where coll_hanx_up_algorithm is left at its default: 1 for the
  * collx ring (the nodes' shares round the leaders, where hanx can: nodes
@@ -328,9 +335,12 @@ uint64_t collx_digest(const void *data, size_t n);
 uint64_t collx_host_digest(const char *name);
 /* One node's term of a machine's key: its host's digest and its number of
  * ranks, mixed.  The key of nnodes nodes is made from the sum (modulo
- * 2^64, so in any order: an MPI_SUM of MPI_UINT64_T) of their terms. */
+ * 2^64, so in any order: an MPI_SUM of MPI_UINT64_T) of their terms and
+ * `measured_by`, a digest of what measured them (hanx's measurement's
+ * version and the Open MPI release: a machine measured another way, or
+ * through another shared-memory transport, is another machine). */
 uint64_t collx_machine_node_term(uint64_t host_digest, int node_size);
-uint64_t collx_machine_key(uint64_t sum_of_terms, int nnodes);
+uint64_t collx_machine_key(uint64_t sum_of_terms, int nnodes, uint64_t measured_by);
 /* $XDG_CACHE_HOME/collx/machines where XDG_CACHE_HOME is an absolute path,
  * else $HOME/.cache/collx/machines, in out; -1 (out empty) where neither
  * is set or it does not fit. */
