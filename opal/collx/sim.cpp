@@ -1302,8 +1302,11 @@ Result run_node_ring(Engine &e, const Params &p, std::size_t count, const Buffer
 // (each rank's block one message to the leader, all at once); the
 // leaders' exchange of the nodes' shares, in place, on the collx ring's
 // allgather half (Algo::up ring, in its own segments) or as their module
-// (tuned's allgatherv: the ring, unsegmented, standing for its ring,
-// neighbour exchange and Bruck algorithms); the node's bcast as the
+// (tuned's allgather, since stop 45, where the nodes' shares are equal,
+// else its allgatherv: the ring, unsegmented, standing for their ring,
+// neighbour exchange, Bruck and recursive doubling algorithms -- the
+// last two take log2 steps where the ring takes P-1, so small calls on 4
+// leaders or more are predicted slow); the node's bcast as the
 // module's (module_tree).  Without a measured machine (what "hanx"
 // models) the one flag leaves the leaders' stage to the module.
 Result run_allgather(Engine &e, const Params &p, const Algo &a, std::size_t count,

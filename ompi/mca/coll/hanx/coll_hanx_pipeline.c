@@ -220,6 +220,13 @@ static int run_stage(const hanx_pipeline_t *p, const hanx_stage_t *s, size_t fir
                    : cc->coll_gatherv(b->mine, b->my_count, b->my_type, rb, b->cnt, b->dsp,
                                       b->type, 0, c, cc->coll_gatherv_module);
     case ST_ALLGATHERV:
+        if (b->ring_count > 0) /* the nodes' shares equal, in the leaders' rank order: an
+                                * allgather, so that the module runs its allgather algorithms
+                                * (recursive doubling), not allgatherv's */
+            return req ? cc->coll_iallgather(MPI_IN_PLACE, 0, b->type, b->all, b->ncnt[0], b->type,
+                                             c, req, cc->coll_iallgather_module)
+                       : cc->coll_allgather(MPI_IN_PLACE, 0, b->type, b->all, b->ncnt[0], b->type,
+                                            c, cc->coll_allgather_module);
         return req ? cc->coll_iallgatherv(MPI_IN_PLACE, 0, b->type, b->all, b->ncnt, b->ndsp,
                                           b->type, c, req, cc->coll_iallgatherv_module)
                    : cc->coll_allgatherv(MPI_IN_PLACE, 0, b->type, b->all, b->ncnt, b->ndsp,
