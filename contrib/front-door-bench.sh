@@ -8,9 +8,9 @@
 # 15 minutes on 2 cores.  --tune-args: collx-tune's options for the tunings
 # (default "--up-trees pipeline": also an LP chain between the node leaders).
 # --twin: tuned a second time, as a contender that is not upstream
-# ("tuned-twin"): the tables then show its ratio too, this run's noise on a
-# cell (the same code measured twice; the one flag runs the previous
-# module's code in some cells).
+# ("tuned-twin"): the tables then show its time over tuned's too, this
+# run's noise on a cell (the same code measured twice; the one flag runs
+# the previous module's code in some cells).
 #   contrib/front-door-bench.sh [--out DIR] [--shapes "2x2 4x2"] [--rates "none 1gbit"]
 #                               [--tune-args "ARGS"] [--twin]
 #   contrib/front-door-bench.sh --summary DIR      (the tables of an earlier run)
@@ -54,13 +54,14 @@ for csv in "$out"/*/results.csv; do
     tag=$(basename "$(dirname "$csv")")
     echo
     twin_col=$(awk -F, 'NR > 1 && $3 == "tuned-twin" { print 1; exit }' "$csv")
-    echo "### $tag: hanx (one flag) / hanx with its collx-tune file${twin_col:+ / tuned again}, over the best of tuned, han, adapt"
+    echo "### $tag: hanx (one flag) / hanx with its collx-tune file, over the best of tuned, han, adapt${twin_col:+; then tuned again over tuned}"
     awk -F, '
     NR == 1 { for (i = 1; i <= NF; ++i) col[$i] = i; next }
     {
         c = $col["coll"]; b = $col["bytes"]; k = $col["contender"]; t = $col["median_us"] + 0
         if (!(c in seen)) { seen[c] = 1; order[++nc] = c }
         if (!((c, b) in sz)) { sz[c, b] = 1; sizes[c] = sizes[c] " " b }
+        if (k == "tuned") tuned[c, b] = t
         if ($col["upstream"] == 1) { if (!((c, b) in best) || t < best[c, b]) best[c, b] = t }
         else if (k == "hanx") one[c, b] = t
         else if (k == "tuned-twin") { twin[c, b] = t; has_twin = 1 }
@@ -77,7 +78,7 @@ for csv in "$out"/*/results.csv; do
             for (i = 1; i <= n; ++i) {
                 b = s[i]
                 line = line sprintf(" %.2f / %.2f", one[c, b] / best[c, b], file[c, b] / best[c, b]) \
-                       (has_twin ? sprintf(" / %.2f", twin[c, b] / best[c, b]) : "") " |"
+                       (has_twin ? sprintf("; %.2f", twin[c, b] / tuned[c, b]) : "") " |"
             }
             print line
         }
