@@ -1,5 +1,6 @@
 // The collectives' names and default segment sizes (collx.h): one table,
 // used by the tuning rules, the components, the simulator and the tools.
+#include <cmath>
 #include <cstring>
 
 #include "collx/collx.h"
@@ -108,13 +109,13 @@ int collx_hier_level_tree(int coll, size_t message_bytes, int up, int level_rank
 double collx_links_ratio(const collx_machine_t *mach) {
     if (mach == nullptr) return 0;
     if (mach->links_ratio > 0) return mach->links_ratio;
-    return mach->intra_beta_us > 0 ? mach->inter_beta_us / mach->intra_beta_us : 0;
+    // (a link within a node that costs nothing per byte: any link between
+    // nodes is slow beside it)
+    return mach->intra_beta_us > 0 ? mach->inter_beta_us / mach->intra_beta_us : HUGE_VAL;
 }
 
 int collx_links_slow(const collx_machine_t *mach) {
-    if (mach == nullptr) return 0;
-    if (mach->links_ratio > 0) return mach->links_ratio >= COLLX_SLOW_LINK_RATIO;
-    return mach->inter_beta_us >= COLLX_SLOW_LINK_RATIO * mach->intra_beta_us;
+    return mach != nullptr && collx_links_ratio(mach) >= COLLX_SLOW_LINK_RATIO;
 }
 
 int collx_allgather_leaders_ring(const collx_machine_t *mach, size_t block_bytes) {

@@ -1345,8 +1345,8 @@ END_TEST
 // The front door's cost model: the formulas on hand-computed cases, and
 // the choices they make on the emulated shapes' two kinds of links.
 START_TEST(cost_model_predicts_and_chooses) {
-    const collx_machine_t fast = {0.8, 1e-4, 6, 4e-4, 2.5e-4};  // unlimited emulated links
-    const collx_machine_t slow = {0.8, 1e-4, 7, 8e-3, 2.5e-4};  // 1 Gbit/s between nodes
+    const collx_machine_t fast = {0.8, 1e-4, 6, 4e-4, 2.5e-4, 0};  // unlimited emulated links
+    const collx_machine_t slow = {0.8, 1e-4, 7, 8e-3, 2.5e-4, 0};  // 1 Gbit/s between nodes
     double us[COLLX_MODEL_COUNT];
     // barrier, 4 nodes x 2: previous lg2*0.8 + lg4*6, hierarchical 2*0.8 + 12
     ck_assert_int_eq(collx_model_choose(COLLX_COLL_BARRIER, 4, 2, 1, 0, 0, COLLX_MODEL_HIER, &fast, us),
@@ -1518,7 +1518,7 @@ END_TEST
 // When the one flag follows the model: calls whose data take many of the
 // link's latencies.
 START_TEST(cost_model_bandwidth_bound) {
-    const collx_machine_t slow = {0.8, 1e-4, 7, 8e-3, 2.5e-4};  // 1 Gbit/s between nodes
+    const collx_machine_t slow = {0.8, 1e-4, 7, 8e-3, 2.5e-4, 0};  // 1 Gbit/s between nodes
     // 16 latencies of 7 us at 8 ns/B: 14,000 bytes
     ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, &slow, 14000, 8), 1);
     ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, &slow, 13999, 8), 0);
@@ -1529,7 +1529,7 @@ START_TEST(cost_model_bandwidth_bound) {
     ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_ALLGATHER, &slow, 1750, 8), 1);
     ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_ALLTOALL, &slow, 1749, 8), 0);
     // unlimited emulated links (6 us, 0.4 ns/B): from 240,000 bytes
-    const collx_machine_t fast = {0.8, 1e-4, 6, 4e-4, 2.5e-4};
+    const collx_machine_t fast = {0.8, 1e-4, 6, 4e-4, 2.5e-4, 0};
     ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, &fast, 239999, 8), 0);
     ck_assert_int_eq(collx_model_bandwidth_bound(COLLX_COLL_BCAST, &fast, 240000, 8), 1);
     // never a barrier, a collective the model does not decide, no machine
@@ -1607,11 +1607,12 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     // link between nodes costs COLLX_SLOW_LINK_RATIO times or more per
     // byte (1 Gbit/s: 80x the shipped intra-node figure), never on the
     // shipped default machine (4x) or without a machine
+    // (machines without a links ratio, 0: their two betas decide)
     const double r = COLLX_SLOW_LINK_RATIO;
-    const collx_machine_t slow_links = {0.8, 1e-4, 7, 8e-3, 2.5e-4},
-                          fast_links = {0.8, 1e-4, 6, 4e-4, 2.5e-4},
-                          above = {0.8, 1e-4, 6, r * 1.02e-4, 2.5e-4},
-                          below = {0.8, 1e-4, 6, r * 0.98e-4, 2.5e-4};
+    const collx_machine_t slow_links = {0.8, 1e-4, 7, 8e-3, 2.5e-4, 0},
+                          fast_links = {0.8, 1e-4, 6, 4e-4, 2.5e-4, 0},
+                          above = {0.8, 1e-4, 6, r * 1.02e-4, 2.5e-4, 0},
+                          below = {0.8, 1e-4, 6, r * 0.98e-4, 2.5e-4, 0};
     // measured with the other ranks asleep, the links' ratio decides,
     // whatever the busy times per byte (the model's) say
     const collx_machine_t quiet_slow = {0.8, 1e-3, 6, 4e-3, 2.5e-4, r * 1.02},
@@ -1638,6 +1639,9 @@ START_TEST(one_table_of_collectives_and_default_segments) {
     ck_assert_int_eq(collx_links_slow(nullptr), 0);
     ck_assert_int_eq(collx_links_slow(&quiet_slow), 1);
     ck_assert_int_eq(collx_links_slow(&quiet_fast), 0);
+    // a link within a node that costs nothing per byte: any other is slow
+    const collx_machine_t free_within = {0.8, 0, 6, 4e-4, 2.5e-4, 0};
+    ck_assert_int_eq(collx_links_slow(&free_within), 1);
     ck_assert(std::fabs(collx_links_ratio(&quiet_slow) - r * 1.02) < 1e-9);
     ck_assert(std::fabs(collx_links_ratio(&slow_links) - 80) < 1e-9);
     ck_assert(collx_links_ratio(nullptr) == 0);

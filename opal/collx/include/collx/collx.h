@@ -268,7 +268,8 @@ typedef struct collx_machine {
 #define COLLX_SLOW_LINK_RATIO 20
 int collx_links_slow(const collx_machine_t *mach);
 /* the ratio collx_links_slow compares: links_ratio where measured, else
- * inter_beta_us / intra_beta_us; 0 without a machine */
+ * inter_beta_us / intra_beta_us (HUGE_VAL where intra_beta_us is not
+ * positive); 0 without a machine */
 double collx_links_ratio(const collx_machine_t *mach);
 /* hanx's built-in algorithm for an allgather's leaders' stage (blocking or
  * not) where coll_hanx_up_algorithm is left at its default: 1 for the
